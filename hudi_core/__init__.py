@@ -1,0 +1,40 @@
+"""Apache Hudi's table format (table version 6) as a pure-Python library.
+
+    from hudi_core import HudiTable
+    table = HudiTable.create(path, name="trips", record_key_fields=["uuid"],
+                             partition_fields=["city"], precombine_field="ts")
+    table.write(arrow_table, operation="upsert")
+    table.read()
+"""
+
+from hudi_core import config  # noqa: F401  (declares every option)
+from hudi_core.errors import (
+    HudiError,
+    InvalidOptionError,
+    PrecombineFieldError,
+    RecordKeyError,
+    SchemaError,
+    TableConfigError,
+    TableExistsError,
+    TableNotFoundError,
+    TimelineError,
+    UnsupportedTableVersionError,
+)
+from hudi_core.table import HudiTable
+from hudi_core.timeline import Instant, State
+
+__all__ = [
+    "HudiError",
+    "HudiTable",
+    "Instant",
+    "InvalidOptionError",
+    "PrecombineFieldError",
+    "RecordKeyError",
+    "SchemaError",
+    "State",
+    "TableConfigError",
+    "TableExistsError",
+    "TableNotFoundError",
+    "TimelineError",
+    "UnsupportedTableVersionError",
+]

@@ -1,0 +1,49 @@
+"""The one exception hierarchy of hudi_core.
+
+Messages say what was wrong and what to do about it, e.g.
+"record key field 'uuid' is null in 3 rows; first at row 17".
+"""
+
+
+class HudiError(Exception):
+    """Root of every error hudi_core raises on purpose."""
+
+
+class TableNotFoundError(HudiError):
+    """No Hudi table (no .hoodie/hoodie.properties) at the given path."""
+
+
+class TableExistsError(HudiError):
+    """A table already exists where a new one was to be created."""
+
+
+class TableConfigError(HudiError):
+    """hoodie.properties is missing a key, holds a bad value, or fails its checksum."""
+
+
+class UnsupportedTableVersionError(TableConfigError):
+    """The table was written in a table version this library does not read or write."""
+
+
+class InvalidOptionError(HudiError):
+    """A hoodie.* option has a value outside what it accepts."""
+
+
+class SchemaError(HudiError):
+    """An input batch's schema conflicts with the table's schema."""
+
+
+class RecordKeyError(HudiError):
+    """Key generation failed: a record key or partition field is missing or null."""
+
+
+class PrecombineFieldError(HudiError):
+    """The precombine (ordering) field is missing from an input batch."""
+
+
+class TimelineError(HudiError):
+    """An instant transition is not allowed (already exists, wrong state, time not increasing)."""
+
+
+class CorruptFileError(HudiError):
+    """A file under the table does not have the format its name promises."""
