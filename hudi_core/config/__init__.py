@@ -1,0 +1,16 @@
+"""Every hoodie.* option hudi_core understands, with its default and doc, in one package.
+
+Importing this package declares them all, so `declared_options()` lists the full set.
+"""
+
+from hudi_core.config import (  # noqa: F401
+    index_options,
+    keygen_options,
+    schema_options,
+    storage_options,
+    table_options,
+    write_options,
+)
+from hudi_core.config.option import ConfigOption, Options, declared_options
+
+__all__ = ["ConfigOption", "Options", "declared_options"]

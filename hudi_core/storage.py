@@ -1,0 +1,147 @@
+"""File access under a table's base path, through pyarrow.fs (local, S3, HDFS, GCS by URI).
+
+Every path handed to or returned by `Storage` is relative to the table's base path and
+uses '/' separators, as Hudi's metadata does.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file found by a listing: its path relative to the base path, and its size."""
+
+    path: str
+    size: int
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def parent(self) -> str:
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+
+class Storage:
+    """The file system a table lives on, rooted at the table's base path."""
+
+    def __init__(self, base_uri: str, filesystem: pafs.FileSystem | None = None) -> None:
+        if filesystem is None:
+            filesystem, base = pafs.FileSystem.from_uri(_as_uri(base_uri))
+        else:
+            base = base_uri
+        self.fs = filesystem
+        self.base_path = base.rstrip("/")
+        self.base_uri = base_uri
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def full_path(self, relative: str) -> str:
+        return f"{self.base_path}/{relative}" if relative else self.base_path
+
+    def uri_of(self, relative: str) -> str:
+        """The full location of a file as Apache Hudi records it in plans and metadata."""
+        base = self.base_uri.rstrip("/") if "://" in self.base_uri else self.base_path
+        return f"{base}/{relative}" if relative else base
+
+    def relative_of(self, location: str) -> str:
+        """The inverse of uri_of, also accepting the 'file:' form Hadoop paths take."""
+        for prefix in (self.uri_of(""), f"file:{self.base_path}", self.base_path):
+            if location.startswith(prefix + "/"):
+                return location[len(prefix) + 1 :]
+        raise ValueError(f"{location} is not under the table at {self.base_uri}")
+
+    def exists(self, relative: str) -> bool:
+        return self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound
+
+    def read_bytes(self, relative: str) -> bytes:
+        with self.fs.open_input_stream(self.full_path(relative)) as stream:
+            return stream.read()
+
+    def write_bytes(self, relative: str, data: bytes) -> None:
+        """Writes a file, replacing any file of that name."""
+        self.makedirs(_parent(relative))
+        with self.fs.open_output_stream(self.full_path(relative)) as stream:
+            stream.write(data)
+
+    def create_new(self, relative: str, data: bytes) -> None:
+        """Creates a file that must not exist yet (else FileExistsError), never half-written.
+
+        Locally the content is written to a temporary file and hard-linked into place, which
+        fails if the target exists. Object stores have no exclusive create: there a prior
+        existence check guards single writers and the lock provider guards several.
+        """
+        self.makedirs(_parent(relative))
+        target = self.full_path(relative)
+        if not self.is_local:
+            if self.exists(relative):
+                raise FileExistsError(f"{relative} already exists")
+            self.write_bytes(relative, data)
+            return
+        temp = f"{target}.{uuid.uuid4().hex}.tmp"
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        try:
+            os.link(temp, target)  # raises FileExistsError if the target exists
+        finally:
+            os.unlink(temp)
+
+    def delete(self, relative: str) -> bool:
+        """Deletes a file; returns False if it was already gone."""
+        try:
+            self.fs.delete_file(self.full_path(relative))
+            return True
+        except FileNotFoundError:
+            return False
+
+    def delete_dir(self, relative: str) -> None:
+        if self.exists(relative):
+            self.fs.delete_dir(self.full_path(relative))
+
+    def makedirs(self, relative: str) -> None:
+        self.fs.create_dir(self.full_path(relative), recursive=True)
+
+    def list_files(self, relative: str = "", recursive: bool = False) -> list[FileEntry]:
+        """Files (not folders) under a folder; an absent folder lists as empty."""
+        selector = pafs.FileSelector(
+            self.full_path(relative), recursive=recursive, allow_not_found=True
+        )
+        prefix_len = len(self.base_path) + 1
+        return [
+            FileEntry(info.path[prefix_len:], info.size)
+            for info in self.fs.get_file_info(selector)
+            if info.type == pafs.FileType.File
+        ]
+
+    def list_folders(self, relative: str = "") -> list[str]:
+        """Sub-folders directly under a folder, as paths relative to the base path."""
+        selector = pafs.FileSelector(self.full_path(relative), allow_not_found=True)
+        prefix_len = len(self.base_path) + 1
+        return [
+            info.path[prefix_len:]
+            for info in self.fs.get_file_info(selector)
+            if info.type == pafs.FileType.Directory
+        ]
+
+    def file_size(self, relative: str) -> int:
+        return self.fs.get_file_info(self.full_path(relative)).size
+
+
+def _parent(relative: str) -> str:
+    return relative.rsplit("/", 1)[0] if "/" in relative else ""
+
+
+def _as_uri(path: str) -> str:
+    """Plain local paths become absolute, so pyarrow resolves them the same from any cwd."""
+    if "://" in path:
+        return path
+    return os.path.abspath(path)
