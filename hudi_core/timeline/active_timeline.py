@@ -1,0 +1,125 @@
+"""The active timeline: the instant files under .hoodie/, read and advanced one state at a time.
+
+Each state change creates a new file (requested -> inflight -> completed) and never rewrites
+one, so a reader listing `.hoodie/` sees either the old or the new state, never a torn one.
+Readers only trust completed instants.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from hudi_core.config.table_config import METAFOLDER
+from hudi_core.errors import TimelineError
+from hudi_core.storage import Storage
+from hudi_core.timeline.instant import WRITE_ACTIONS, Instant, State
+from hudi_core.timeline.instant_time import new_instant_time
+
+
+class ActiveTimeline:
+    """A snapshot of the timeline as listed once; `reload()` lists again."""
+
+    def __init__(
+        self, storage: Storage, instants: Iterable[Instant], timezone: str = "LOCAL"
+    ) -> None:
+        self.storage = storage
+        self.instants = sorted(instants)
+        self.timezone = timezone  # of new instant times: LOCAL or UTC
+
+    @classmethod
+    def load(cls, storage: Storage, timezone: str = "LOCAL") -> ActiveTimeline:
+        latest: dict[str, Instant] = {}
+        for entry in storage.list_files(METAFOLDER):
+            instant = Instant.from_file_name(entry.name)
+            if instant is None:
+                continue
+            known = latest.get(instant.timestamp)
+            if known is None or instant.state.rank > known.state.rank:
+                latest[instant.timestamp] = instant
+        return cls(storage, latest.values(), timezone)
+
+    def reload(self) -> ActiveTimeline:
+        return ActiveTimeline.load(self.storage, self.timezone)
+
+    # ---- queries
+
+    def completed(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        wanted = set(actions) if actions is not None else None
+        return [
+            i for i in self.instants
+            if i.is_completed and (wanted is None or i.action in wanted)
+        ]
+
+    def completed_writes(self) -> list[Instant]:
+        """Completed commits, deltacommits and replacecommits: what defines visible data."""
+        return self.completed(WRITE_ACTIONS)
+
+    def pending(self, actions: Iterable[str] | None = None) -> list[Instant]:
+        wanted = set(actions) if actions is not None else None
+        return [
+            i for i in self.instants
+            if not i.is_completed and (wanted is None or i.action in wanted)
+        ]
+
+    def last_completed_write(self) -> Instant | None:
+        writes = self.completed_writes()
+        return writes[-1] if writes else None
+
+    def latest_timestamp(self) -> str | None:
+        return self.instants[-1].timestamp if self.instants else None
+
+    def find(self, timestamp: str) -> Instant | None:
+        return next((i for i in self.instants if i.timestamp == timestamp), None)
+
+    def read_bytes(self, instant: Instant) -> bytes:
+        return self.storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
+
+    def read_json(self, instant: Instant) -> dict[str, Any]:
+        data = self.read_bytes(instant)
+        return json.loads(data) if data.strip() else {}
+
+    # ---- transitions
+
+    def new_instant_time(self) -> str:
+        latest = self.reload().latest_timestamp()
+        return new_instant_time(latest, self.timezone, table_key=self.storage.base_uri)
+
+    def create_requested(self, action: str, timestamp: str, content: bytes = b"") -> Instant:
+        latest = self.reload().latest_timestamp()
+        if latest is not None and timestamp.ljust(17, "0") <= latest.ljust(17, "0"):
+            raise TimelineError(
+                f"instant time {timestamp} is not after the latest instant {latest}; "
+                "instant times must strictly increase"
+            )
+        instant = Instant(timestamp, action, State.REQUESTED)
+        self._create(instant, content)
+        return instant
+
+    def transition(self, instant: Instant, state: State, content: bytes = b"") -> Instant:
+        """Moves `instant` to the next state; it must be in the state right before."""
+        if state.rank != instant.state.rank + 1:
+            raise TimelineError(f"cannot move {instant} to {state.value}")
+        if not self.storage.exists(f"{METAFOLDER}/{instant.file_name}"):
+            raise TimelineError(f"cannot move {instant}: it is not on the timeline")
+        moved = instant.with_state(state)
+        self._create(moved, content)
+        return moved
+
+    def _create(self, instant: Instant, content: bytes) -> None:
+        try:
+            self.storage.create_new(f"{METAFOLDER}/{instant.file_name}", content)
+        except FileExistsError as exc:
+            raise TimelineError(
+                f"{instant} already exists on the timeline; instant files are never overwritten"
+            ) from exc
+        self.instants = sorted([i for i in self.instants if i.timestamp != instant.timestamp]
+                               + [instant])
+
+    def delete_pending(self, instant: Instant) -> None:
+        """Removes the requested and inflight files of an instant that was rolled back."""
+        for state in (State.INFLIGHT, State.REQUESTED):
+            pending = Instant(instant.timestamp, instant.action, state)
+            self.storage.delete(f"{METAFOLDER}/{pending.file_name}")
+        self.instants = [i for i in self.instants if i.timestamp != instant.timestamp]
