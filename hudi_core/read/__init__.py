@@ -1,0 +1,1 @@
+"""Reading tables: the file system view and snapshot, time-travel and incremental queries."""

@@ -1,0 +1,74 @@
+"""The file system view: which file slices a reader sees as of an instant.
+
+Built from one listing of the table's folders and the completed instants of the timeline:
+a base file counts only if the instant that wrote it completed (files of failed or running
+writes stay invisible), and file groups retired by a completed replacecommit disappear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hudi_core.config.table_config import METAFOLDER
+from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice
+from hudi_core.model.file_names import PARTITION_METAFILE, BaseFileName
+from hudi_core.storage import FileEntry, Storage
+from hudi_core.timeline import ActiveTimeline
+from hudi_core.timeline.instant import REPLACE_COMMIT
+
+
+class FileSystemView:
+    def __init__(
+        self, storage: Storage, timeline: ActiveTimeline, as_of: str | None = None
+    ) -> None:
+        self.storage = storage
+        writes = [i for i in timeline.completed_writes() if as_of is None or i.timestamp <= as_of]
+        self.visible_instants = {i.timestamp for i in writes}
+        self.replaced = set()
+        for instant in writes:
+            if instant.action == REPLACE_COMMIT:
+                metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
+                self.replaced |= metadata.replaced_file_ids()
+        files = list_table_files(storage)
+        self.partition_paths = sorted(
+            entry.parent for entry in files if entry.name == PARTITION_METAFILE
+        )
+        self.file_groups = _group_base_files(files)
+
+    def latest_slices(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
+        """The newest visible slice of every live file group (optionally of some partitions)."""
+        wanted = set(partitions) if partitions is not None else None
+        slices = []
+        for (partition, file_id), group in sorted(self.file_groups.items()):
+            if wanted is not None and partition not in wanted:
+                continue
+            if (partition, file_id) in self.replaced:
+                continue
+            latest = group.latest_slice(self.visible_instants)
+            if latest is not None:
+                slices.append(latest)
+        return slices
+
+
+def list_table_files(storage: Storage) -> list[FileEntry]:
+    """Every file under the base path except those of the metadata folder."""
+    files = storage.list_files("")
+    for folder in storage.list_folders(""):
+        if folder != METAFOLDER:
+            files.extend(storage.list_files(folder, recursive=True))
+    return files
+
+
+def _group_base_files(files: list[FileEntry]) -> dict[tuple[str, str], FileGroup]:
+    groups: dict[tuple[str, str], FileGroup] = {}
+    for entry in files:
+        parsed = BaseFileName.parse(entry.name)
+        if parsed is None:
+            continue
+        key = (entry.parent, parsed.file_id)
+        group = groups.setdefault(key, FileGroup(entry.parent, parsed.file_id))
+        group.slices[parsed.instant_time] = FileSlice(
+            entry.parent, parsed.file_id, parsed.instant_time, BaseFile(entry.path, entry.size)
+        )
+    return groups

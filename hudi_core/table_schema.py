@@ -1,0 +1,30 @@
+"""The table's schema at an instant: what its newest completed write recorded.
+
+Each write records its schema in the commit metadata (`extraMetadata.schema`), so schema
+evolution is visible there first; the create schema in hoodie.properties is the fallback
+for a table without commits.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from hudi_core.config.table_config import TableConfig
+from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.schema.to_arrow import table_schema_from_commit
+from hudi_core.timeline import ActiveTimeline
+
+
+def latest_table_schema(
+    timeline: ActiveTimeline, config: TableConfig, as_of: str | None = None
+) -> pa.Schema | None:
+    """Data schema (no meta columns) as of `as_of` (default: now); None for a new table."""
+    for instant in reversed(timeline.completed_writes()):
+        if as_of is not None and instant.timestamp > as_of:
+            continue
+        schema = CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).schema
+        if schema:
+            return table_schema_from_commit(schema)
+    if config.create_schema:
+        return table_schema_from_commit(config.create_schema)
+    return None
