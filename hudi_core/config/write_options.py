@@ -1,0 +1,121 @@
+"""Options of a write: the operation, pre-combining, record sizing and the failure policy."""
+
+from hudi_core.config.option import ConfigOption, parse_bool
+
+OPERATIONS = (
+    "UPSERT", "INSERT", "BULK_INSERT", "DELETE", "INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE",
+    "DELETE_PARTITION",
+)
+
+OPERATION = ConfigOption(
+    "hoodie.datasource.write.operation",
+    "UPSERT",
+    "What a write does: upsert, insert, bulk_insert, delete, insert_overwrite, "
+    "insert_overwrite_table or delete_partition.",
+    choices=OPERATIONS,
+)
+PRECOMBINE_FIELD = ConfigOption(
+    "hoodie.datasource.write.precombine.field",
+    None,
+    "Ordering field for this write; defaults to the table's hoodie.table.precombine.field.",
+)
+RECORD_KEY_FIELD = ConfigOption(
+    "hoodie.datasource.write.recordkey.field",
+    None,
+    "Record key fields for this write; must agree with the table's hoodie.table.recordkey.fields.",
+)
+PARTITION_PATH_FIELD = ConfigOption(
+    "hoodie.datasource.write.partitionpath.field",
+    None,
+    "Partition fields for this write; must agree with the table's hoodie.table.partition.fields.",
+)
+PAYLOAD_CLASS = ConfigOption(
+    "hoodie.datasource.write.payload.class",
+    None,
+    "Record payload class for this write; defaults to the table's hoodie.compaction.payload.class.",
+)
+COMBINE_BEFORE_INSERT = ConfigOption(
+    "hoodie.combine.before.insert",
+    False,
+    "Reduce duplicate keys within a batch before insert / bulk_insert.",
+    parse=parse_bool,
+)
+COMBINE_BEFORE_UPSERT = ConfigOption(
+    "hoodie.combine.before.upsert",
+    True,
+    "Reduce duplicate keys within a batch before upsert.",
+    parse=parse_bool,
+)
+COMBINE_BEFORE_DELETE = ConfigOption(
+    "hoodie.combine.before.delete",
+    True,
+    "Reduce duplicate keys within a batch before delete.",
+    parse=parse_bool,
+)
+INSERT_DROP_DUPLICATES = ConfigOption(
+    "hoodie.datasource.write.insert.drop.duplicates",
+    False,
+    "On insert, drop incoming records whose key already exists in the table.",
+    parse=parse_bool,
+)
+RECORD_SIZE_ESTIMATE = ConfigOption(
+    "hoodie.copyonwrite.record.size.estimate",
+    1024,
+    "Average record size in bytes assumed until a commit large enough to measure exists.",
+    parse=int,
+)
+RECORD_SIZE_ESTIMATION_THRESHOLD = ConfigOption(
+    "hoodie.record.size.estimation.threshold",
+    1.0,
+    "A commit is used to measure record size only if it wrote more than this fraction of "
+    "the small file limit.",
+    parse=float,
+)
+INSERT_SPLIT_SIZE = ConfigOption(
+    "hoodie.copyonwrite.insert.split.size",
+    500000,
+    "Inserts per new file group when auto split is off.",
+    parse=int,
+)
+INSERT_AUTO_SPLIT = ConfigOption(
+    "hoodie.copyonwrite.insert.auto.split",
+    True,
+    "Size new file groups from the max file size and the record size estimate.",
+    parse=parse_bool,
+)
+BULK_INSERT_SORT_MODE = ConfigOption(
+    "hoodie.bulkinsert.sort.mode",
+    "GLOBAL_SORT",
+    "Order of bulk_insert rows: GLOBAL_SORT (partition, then record key), PARTITION_SORT "
+    "(record key within each partition) or NONE (input order).",
+    choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
+)
+ALLOW_EMPTY_COMMIT = ConfigOption(
+    "hoodie.allow.empty.commit",
+    True,
+    "Complete a commit even when the batch is empty.",
+    parse=parse_bool,
+)
+MARKERS_TYPE = ConfigOption(
+    "hoodie.write.markers.type",
+    "DIRECT",
+    "How markers are kept; DIRECT writes one marker file per data file.",
+    choices=("DIRECT",),
+)
+FAILED_WRITES_CLEANER_POLICY = ConfigOption(
+    "hoodie.cleaner.policy.failed.writes",
+    "EAGER",
+    "EAGER rolls back failed writes before the next write starts (single writer).",
+    choices=("EAGER",),
+)
+PARTITIONS_TO_DELETE = ConfigOption(
+    "hoodie.datasource.write.partitions.to.delete",
+    None,
+    "Comma-separated partition paths a delete_partition write removes.",
+)
+MERGE_ALLOW_DUPLICATE_ON_INSERTS = ConfigOption(
+    "hoodie.merge.allow.duplicate.on.inserts",
+    True,
+    "Inserts topping up a small file keep duplicates of keys it holds instead of updating them.",
+    parse=parse_bool,
+)

@@ -1,0 +1,67 @@
+"""Bloom index: rule out base files by key range and footer bloom filter, then join exactly.
+
+Only base files that may hold one of the incoming keys of their partition have their keys
+read; the rest are skipped on the strength of their footer alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_core.arrow_utils import run_boundaries
+from hudi_core.index.base import PARTITION_COLUMN, IndexContext, match_keys
+from hudi_core.io.base_file import RECORD_KEY_COLUMN, read_footer
+from hudi_core.io.bloom_filter import (
+    FOOTER_MAX_RECORD_KEY,
+    FOOTER_MIN_RECORD_KEY,
+    bloom_filter_from_footer,
+)
+from hudi_core.model.file_group import FileSlice
+
+
+@dataclass
+class BloomIndex:
+    prune_by_ranges: bool = True
+
+    def tag(self, context: IndexContext, incoming: pa.Table) -> pa.ChunkedArray:
+        keys_by_partition = _keys_by_partition(incoming)
+        slices = context.slices_in(set(keys_by_partition))
+
+        def may_hold_keys(file_slice: FileSlice) -> bool:
+            keys = keys_by_partition[file_slice.partition_path]
+            return self._may_hold_any(context, file_slice, keys)
+
+        flags = context.engine.map(may_hold_keys, slices)
+        candidates = [s for s, flag in zip(slices, flags, strict=True) if flag]
+        stored = context.engine.map(context.stored_keys, candidates)
+        if not stored:
+            return pa.chunked_array([pa.nulls(incoming.num_rows, pa.string())])
+        return match_keys(incoming, pa.concat_tables(stored))
+
+    def _may_hold_any(self, context: IndexContext, file_slice: FileSlice, keys: pa.Array) -> bool:
+        assert file_slice.base_file is not None
+        footer = read_footer(context.storage, file_slice.base_file.path)
+        low, high = footer.get(FOOTER_MIN_RECORD_KEY), footer.get(FOOTER_MAX_RECORD_KEY)
+        if self.prune_by_ranges and low is not None and high is not None:
+            in_range = pc.and_(pc.greater_equal(keys, low), pc.less_equal(keys, high))
+            keys = keys.filter(in_range)
+        if len(keys) == 0:
+            return False
+        bloom = bloom_filter_from_footer(footer)
+        if bloom is None:
+            return True  # no filter to consult: the file must be read
+        return bool(np.any(bloom.might_contain(keys)))
+
+
+def _keys_by_partition(incoming: pa.Table) -> dict[str, pa.Array]:
+    order = pc.sort_indices(incoming, [(PARTITION_COLUMN, "ascending")])
+    partitions = incoming.column(PARTITION_COLUMN).take(order)
+    keys = incoming.column(RECORD_KEY_COLUMN).take(order).combine_chunks()
+    return {
+        partitions[start].as_py(): keys.slice(start, end - start)
+        for start, end in run_boundaries(partitions)
+    }

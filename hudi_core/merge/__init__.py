@@ -1,0 +1,1 @@
+"""Record mergers (payloads): how versions of the same record combine."""

@@ -1,0 +1,1 @@
+"""Table services: rollback (and later compaction, cleaning, archival, savepoints, clustering)."""

@@ -1,0 +1,175 @@
+"""HudiTable: the public face of the library: create, open, write, read, inspect."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_core.config import table_options as T
+from hudi_core.config import write_options as W
+from hudi_core.config.option import Options
+from hudi_core.config.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
+from hudi_core.engine import EngineContext, LocalEngine
+from hudi_core.errors import InvalidOptionError, TableExistsError
+from hudi_core.keygen import key_generator_for
+from hudi_core.read.filters import Filter
+from hudi_core.read.reader import ReadRequest, TableReader
+from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
+from hudi_core.storage import Storage
+from hudi_core.table_schema import latest_table_schema
+from hudi_core.timeline import ActiveTimeline, Instant
+from hudi_core.write.client import WriteClient
+
+# Folders Apache Hudi creates with a table, next to hoodie.properties.
+_INIT_FOLDERS = (".schema", ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids")
+# Options given at creation that become table properties rather than per-write settings.
+_TABLE_LEVEL_OPTIONS = (
+    T.DATABASE_NAME, T.HIVE_STYLE_PARTITIONING, T.URL_ENCODE_PARTITIONING, T.POPULATE_META_FIELDS,
+    T.TIMELINE_TIMEZONE, T.BASE_FILE_FORMAT, T.ARCHIVELOG_FOLDER,
+)
+
+
+class HudiTable:
+    """A Hudi table (table version 6) at a path or URI.
+
+    `options` given to create() or open() apply to every write through this handle, under the
+    options of the write itself, as a Spark session's configs do.
+    """
+
+    def __init__(
+        self,
+        storage: Storage,
+        config: TableConfig,
+        engine: EngineContext | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.config = config
+        self.engine = engine or LocalEngine()
+        self.options = dict(options or {})
+
+    @classmethod
+    def create(
+        cls,
+        path: str,
+        name: str,
+        table_type: str = "COPY_ON_WRITE",
+        record_key_fields: Sequence[str] = (),
+        partition_fields: Sequence[str] = (),
+        precombine_field: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        schema: pa.Schema | None = None,
+        engine: EngineContext | None = None,
+    ) -> HudiTable:
+        """Creates an empty table; `options` are hoodie.* options (table-level ones persist)."""
+        storage = Storage(path)
+        if storage.exists(PROPERTIES_FILE):
+            raise TableExistsError(f"a Hudi table already exists at {path}")
+        properties = _table_properties(
+            name, table_type, record_key_fields, partition_fields, precombine_field,
+            Options(options), schema,
+        )
+        config = TableConfig.new(properties)
+        for folder in (*_INIT_FOLDERS, config.options.get_option(T.ARCHIVELOG_FOLDER)):
+            storage.makedirs(f"{METAFOLDER}/{folder}")
+        config.save_new(storage)
+        return cls(storage, config, engine, options)
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        options: Mapping[str, Any] | None = None,
+        engine: EngineContext | None = None,
+    ) -> HudiTable:
+        storage = Storage(path)
+        return cls(storage, TableConfig.load(storage), engine, options)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def table_type(self) -> str:
+        return self.config.table_type
+
+    def schema(self) -> pa.Schema | None:
+        """The table's data schema (no meta columns); None before the first write."""
+        return latest_table_schema(self._timeline(), self.config)
+
+    def write(
+        self,
+        data: Any,
+        operation: str = "upsert",
+        options: Mapping[str, Any] | None = None,
+    ) -> str | None:
+        """Writes a batch (Arrow table or batch, pandas DataFrame); returns the instant time."""
+        client = WriteClient(self.storage, self.config, self.engine)
+        return client.write(data, operation, {**self.options, **(options or {})})
+
+    def read(
+        self,
+        columns: Sequence[str] | None = None,
+        filters: Sequence[Filter] | None = None,
+        as_of: str | None = None,
+        query_type: str = "snapshot",
+        begin: str | None = None,
+        end: str | None = None,
+    ) -> pa.Table:
+        """Snapshot (optionally as of an instant), read-optimized or incremental (begin, end]."""
+        request = ReadRequest(columns, filters, query_type.lower(), as_of, begin, end)
+        return TableReader(self.storage, self.config, self.engine).read(request)
+
+    def timeline(self) -> list[Instant]:
+        """Every instant on the active timeline, oldest first, with its action and state."""
+        return self._timeline().instants
+
+    def _timeline(self) -> ActiveTimeline:
+        return ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+
+    def __repr__(self) -> str:
+        return f"HudiTable({self.name!r}, {self.table_type}, {self.storage.base_uri!r})"
+
+
+def _table_properties(
+    name: str,
+    table_type: str,
+    record_key_fields: Sequence[str],
+    partition_fields: Sequence[str],
+    precombine_field: str | None,
+    options: Options,
+    schema: pa.Schema | None,
+) -> dict[str, str]:
+    if not record_key_fields:
+        raise InvalidOptionError("a table needs at least one record key field")
+    if options.get_option(T.DROP_PARTITION_COLUMNS):
+        raise InvalidOptionError(
+            "hoodie.datasource.write.drop.partition.columns=true is not supported: Apache "
+            "Hudi's readers need the partition columns in the data files"
+        )
+    props = {
+        T.TABLE_NAME.key: name,
+        T.TABLE_TYPE.key: table_type.upper(),
+        T.RECORD_KEY_FIELDS.key: ",".join(record_key_fields),
+        T.DROP_PARTITION_COLUMNS.key: "false",
+        T.HIVE_STYLE_PARTITIONING.key: "false",
+        T.URL_ENCODE_PARTITIONING.key: "false",
+        T.PAYLOAD_CLASS.key: options.get_option(W.PAYLOAD_CLASS) or T.PAYLOAD_CLASS.default,
+    }
+    if partition_fields:
+        props[T.PARTITION_FIELDS.key] = ",".join(partition_fields)
+    if precombine_field:
+        props[T.PRECOMBINE_FIELD.key] = precombine_field
+    for option in _TABLE_LEVEL_OPTIONS:
+        if options.is_set(option):
+            props[option.key] = options[option.key]
+    if not options.get_option(T.POPULATE_META_FIELDS):
+        props[T.POPULATE_META_FIELDS.key] = "false"
+    props.update({k: v for k, v in options.items() if k.startswith("hoodie.keygen.")})
+    key_generator = key_generator_for(Options(options, props))
+    props[T.KEY_GENERATOR_CLASS.key] = key_generator.class_name
+    if schema is not None:
+        props[T.CREATE_SCHEMA.key] = avro_schema_json(arrow_to_create_schema(schema, name))
+    return props

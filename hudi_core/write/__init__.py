@@ -1,0 +1,1 @@
+"""The write client: operations, tagging, bucket assignment, file writes, markers, commit."""

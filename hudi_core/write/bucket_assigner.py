@@ -1,0 +1,149 @@
+"""Bucket assignment: which file group every incoming row goes to, as write tasks.
+
+Updates go to the file group the index found. Inserts first top up the partition's small
+files (below `hoodie.parquet.small.file.limit`), as many as fit by the record size estimate,
+then fill new file groups sized to `hoodie.parquet.max.file.size`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_core.arrow_utils import run_boundaries
+from hudi_core.model.file_group import FileSlice
+from hudi_core.model.file_names import new_file_id
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD
+from hudi_core.write.handles import DELETE_FLAG, CreateTask, MergeTask
+
+FILE_ID_COLUMN = "__hudi_file_id"
+
+
+@dataclass(frozen=True)
+class Sizing:
+    max_file_size: int
+    small_file_limit: int
+    record_size: int  # estimated bytes per record on disk
+    insert_split_size: int | None  # None: derive from max file size and record size
+
+    @property
+    def records_per_new_file(self) -> int:
+        if self.insert_split_size:
+            return self.insert_split_size
+        return max(1, self.max_file_size // self.record_size)
+
+    def room_in(self, small_file: FileSlice) -> int:
+        assert small_file.base_file is not None
+        return max(0, (self.max_file_size - small_file.base_file.size) // self.record_size)
+
+
+class TaskPlan:
+    """Collects the rows of each task, then numbers the tasks."""
+
+    def __init__(self) -> None:
+        self._merges: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
+        self._creates: list[tuple[str, pa.Table]] = []
+
+    def merge(self, file_slice: FileSlice, rows: pa.Table) -> None:
+        key = (file_slice.partition_path, file_slice.file_id)
+        self._merges.setdefault(key, (file_slice, []))[1].append(rows)
+
+    def create(self, partition: str, rows: pa.Table) -> None:
+        self._creates.append((partition, rows))
+
+    def tasks(self, match_keys: bool = True) -> list[CreateTask | MergeTask]:
+        tasks: list[CreateTask | MergeTask] = []
+        for (partition, file_id), (file_slice, parts) in sorted(self._merges.items()):
+            assert file_slice.base_file is not None
+            rows = pa.concat_tables(parts)
+            tasks.append(
+                MergeTask(len(tasks), partition, file_id, file_slice.base_file, rows, match_keys)
+            )
+        for partition, rows in self._creates:
+            tasks.append(CreateTask(len(tasks), partition, [new_file_id(0)], rows))
+        return tasks
+
+
+def assign_upserts(
+    rows: pa.Table, file_ids: pa.ChunkedArray, slices: list[FileSlice], sizing: Sizing,
+    use_small_files: bool = True,
+) -> TaskPlan:
+    """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert."""
+    plan = TaskPlan()
+    by_id = {(s.partition_path, s.file_id): s for s in slices}
+    tagged = pc.is_valid(file_ids)
+    updates = rows.append_column(FILE_ID_COLUMN, file_ids).filter(tagged)
+    for group in _groups(updates, [PARTITION_PATH_FIELD, FILE_ID_COLUMN]):
+        file_id = group.column(FILE_ID_COLUMN)[0].as_py()
+        file_slice = by_id[(_partition_of(group), file_id)]
+        plan.merge(file_slice, group.drop_columns([FILE_ID_COLUMN]))
+    inserts = rows.filter(pc.and_(pc.invert(tagged), pc.invert(rows.column(DELETE_FLAG))))
+    small_files = _small_files(slices, sizing) if use_small_files else {}
+    for group in _groups(inserts, [PARTITION_PATH_FIELD]):
+        partition = _partition_of(group)
+        remaining = _fill_small_files(plan, group, small_files.get(partition, []), sizing)
+        for part in _split_evenly(remaining, sizing.records_per_new_file):
+            plan.create(partition, part)
+    return plan
+
+
+def assign_bulk_inserts(rows: pa.Table, sizing: Sizing, parallelism: int) -> TaskPlan:
+    """New file groups only: each partition's rows spread over up to `parallelism` tasks."""
+    plan = TaskPlan()
+    for group in _groups(rows, [PARTITION_PATH_FIELD], keep_order=True):
+        partition = _partition_of(group)
+        wanted = math.ceil(group.num_rows / sizing.records_per_new_file)
+        tasks = max(1, min(parallelism, wanted))
+        for part in _split_evenly(group, math.ceil(group.num_rows / tasks)):
+            plan.create(partition, part)
+    return plan
+
+
+def _partition_of(group: pa.Table) -> str:
+    return group.column(PARTITION_PATH_FIELD)[0].as_py()
+
+
+def _small_files(slices: list[FileSlice], sizing: Sizing) -> dict[str, list[FileSlice]]:
+    found: dict[str, list[FileSlice]] = {}
+    for file_slice in slices:
+        base = file_slice.base_file
+        if base is not None and base.size < sizing.small_file_limit and sizing.room_in(file_slice):
+            found.setdefault(file_slice.partition_path, []).append(file_slice)
+    return found
+
+
+def _fill_small_files(
+    plan: TaskPlan, inserts: pa.Table, small_files: list[FileSlice], sizing: Sizing
+) -> pa.Table:
+    offset = 0
+    for small_file in small_files:
+        if offset >= inserts.num_rows:
+            break
+        take = min(sizing.room_in(small_file), inserts.num_rows - offset)
+        plan.merge(small_file, inserts.slice(offset, take))
+        offset += take
+    return inserts.slice(offset)
+
+
+def _split_evenly(rows: pa.Table, most_per_part: int) -> list[pa.Table]:
+    if rows.num_rows == 0:
+        return []
+    parts = math.ceil(rows.num_rows / max(1, most_per_part))
+    bounds = np.linspace(0, rows.num_rows, parts + 1).astype(int)
+    return [rows.slice(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _groups(rows: pa.Table, columns: list[str], keep_order: bool = False) -> list[pa.Table]:
+    """Rows split by equal values of `columns` (stable: input order kept inside a group)."""
+    if rows.num_rows == 0:
+        return []
+    if not keep_order:
+        rows = rows.take(pc.sort_indices(rows, [(c, "ascending") for c in columns]))
+    key = rows.column(columns[0])
+    if len(columns) > 1:
+        key = pc.binary_join_element_wise(*[rows.column(c) for c in columns], "\x00")
+    return [rows.slice(start, end - start) for start, end in run_boundaries(key)]

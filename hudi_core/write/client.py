@@ -1,0 +1,325 @@
+"""The write client: one write operation from batch to completed instant.
+
+requested -> (tag, assign buckets) -> inflight -> tasks write files after their markers ->
+completed. Only the last step makes the write visible. A failure on the way rolls the instant
+back at once; a crash leaves it for the next write, which rolls it back before starting.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_core.config import index_options as I
+from hudi_core.config import storage_options as S
+from hudi_core.config import table_options as T
+from hudi_core.config import write_options as W
+from hudi_core.config.option import Options
+from hudi_core.config.table_config import TableConfig
+from hudi_core.engine import EngineContext
+from hudi_core.errors import HudiError, InvalidOptionError
+from hudi_core.index import IndexContext, index_for
+from hudi_core.io.base_file import ParquetSettings
+from hudi_core.keygen import KeyGenerator, key_generator_for
+from hudi_core.merge.record_merger import RecordMerger
+from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
+from hudi_core.model.file_group import FileSlice
+from hudi_core.model.partition_metadata import ensure_partition_metadata
+from hudi_core.read.file_system_view import FileSystemView
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, add_meta_fields
+from hudi_core.schema.to_avro import arrow_to_avro_json
+from hudi_core.services.rollback import rollback_failed_writes, rollback_instant
+from hudi_core.storage import Storage
+from hudi_core.table_schema import latest_table_schema
+from hudi_core.timeline import ActiveTimeline, State, avro_metadata
+from hudi_core.timeline.instant import COMMIT, REPLACE_COMMIT
+from hudi_core.write.bucket_assigner import (
+    Sizing,
+    assign_bulk_inserts,
+    assign_upserts,
+)
+from hudi_core.write.handles import BloomSettings, CreateTask, MergeTask, WriteSettings
+from hudi_core.write.markers import Markers
+from hudi_core.write.prepare import as_arrow_table, prepare_deletes, prepare_rows
+from hudi_core.write.record_size import average_record_size
+
+REPLACING_OPERATIONS = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
+# A write option naming the same thing as a table property must agree with it.
+TABLE_DEFINING_OPTIONS = {
+    W.RECORD_KEY_FIELD.key: T.RECORD_KEY_FIELDS.key,
+    W.PARTITION_PATH_FIELD.key: T.PARTITION_FIELDS.key,
+    W.PRECOMBINE_FIELD.key: T.PRECOMBINE_FIELD.key,
+    T.HIVE_STYLE_PARTITIONING.key: T.HIVE_STYLE_PARTITIONING.key,
+    T.URL_ENCODE_PARTITIONING.key: T.URL_ENCODE_PARTITIONING.key,
+}
+
+
+@dataclass
+class _Plan:
+    tasks: list[CreateTask | MergeTask]
+    replaced: dict[str, list[str]] | None  # replacecommits only
+
+
+class WriteClient:
+    def __init__(self, storage: Storage, config: TableConfig, engine: EngineContext) -> None:
+        self.storage = storage
+        self.config = config
+        self.engine = engine
+
+    def write(self, data: Any, operation: str, options: Mapping[str, Any] | None) -> str | None:
+        """Runs one write; returns its instant time (None for a skipped empty commit)."""
+        options = self._options(operation, options)
+        op = options.get_option(W.OPERATION)
+        timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+        timeline = rollback_failed_writes(self.storage, timeline)
+        batch = as_arrow_table(data)
+        allow_empty = options.get_option(W.ALLOW_EMPTY_COMMIT)
+        if batch.num_rows == 0 and op != "DELETE_PARTITION" and not allow_empty:
+            return None
+        job = _WriteJob(self, timeline, options, op)
+        rows, data_schema = job.prepare(batch)
+        return job.run(rows, data_schema)
+
+    def _options(self, operation: str, options: Mapping[str, Any] | None) -> Options:
+        user = dict(options or {})
+        for option_key, table_key in TABLE_DEFINING_OPTIONS.items():
+            if option_key in user and table_key in self.config.properties:
+                given = Options(user)[option_key]
+                stored = self.config.properties[table_key]
+                if given.replace(" ", "").lower() != stored.replace(" ", "").lower():
+                    raise InvalidOptionError(
+                        f"option {option_key}={given} conflicts with the table's "
+                        f"{table_key}={stored}; a table's keys and layout cannot change"
+                    )
+        user[W.OPERATION.key] = operation
+        return Options(self.config.properties, user)
+
+
+class _WriteJob:
+    """One write in progress: its options, timeline and the pieces it is built from."""
+
+    def __init__(
+        self, client: WriteClient, timeline: ActiveTimeline, options: Options, op: str
+    ) -> None:
+        self.storage = client.storage
+        self.config = client.config
+        self.engine = client.engine
+        self.timeline = timeline
+        self.options = options
+        self.op = op
+        self.table_schema = latest_table_schema(timeline, client.config)
+        self.key_generator: KeyGenerator = key_generator_for(options)
+        payload = options.get_option(W.PAYLOAD_CLASS) or options.get_option(T.PAYLOAD_CLASS)
+        self.merger = RecordMerger(payload, self.config.precombine_field)
+
+    def prepare(self, batch: pa.Table) -> tuple[pa.Table, pa.Schema | None]:
+        if self.op == "DELETE_PARTITION":
+            return batch, self.table_schema
+        if self.op == "DELETE":
+            combine = self.options.get_option(W.COMBINE_BEFORE_DELETE)
+            rows = prepare_deletes(batch, self.key_generator, self.merger, combine)
+            return rows, self.table_schema
+        if self.op == "UPSERT":
+            combine = self.options.get_option(W.COMBINE_BEFORE_UPSERT)
+        else:
+            combine = self.options.get_option(W.COMBINE_BEFORE_INSERT)
+        prepared = prepare_rows(
+            batch, self.table_schema, self.key_generator, self.merger, self.options, combine
+        )
+        return prepared.rows, prepared.data_schema
+
+    def run(self, rows: pa.Table, data_schema: pa.Schema | None) -> str:
+        action = REPLACE_COMMIT if self.op in REPLACING_OPERATIONS else COMMIT
+        instant_time = self.timeline.new_instant_time()
+        requested = self.timeline.create_requested(action, instant_time, _requested(action))
+        try:
+            view = FileSystemView(self.storage, self.timeline)
+            plan = self._plan(rows, view.latest_slices())
+            inflight = self.timeline.transition(
+                requested, State.INFLIGHT, _workload(plan, self.op).to_json_bytes()
+            )
+            stats = self._execute(plan, instant_time, data_schema)
+            metadata = CommitMetadata(
+                operation_type=self.op,
+                extra_metadata=_schema_metadata(data_schema, self.config.name),
+                partition_to_replace_file_ids=plan.replaced,
+            )
+            for stat in stats:
+                metadata.add(stat)
+            self.timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
+        except BaseException:
+            _roll_back_quietly(self.storage, self.timeline, instant_time)
+            raise
+        Markers(self.storage, instant_time).delete_all()
+        return instant_time
+
+    # ---- planning
+
+    def _plan(self, rows: pa.Table, slices: list[FileSlice]) -> _Plan:
+        sizing = self._sizing()
+        if self.op == "DELETE_PARTITION":
+            partitions = self._partitions_to_delete(rows)
+            doomed = [s for s in slices if s.partition_path in partitions]
+            return _Plan([], _file_ids_by_partition(doomed))
+        if self.op == "BULK_INSERT":
+            ordered = self._bulk_insert_order(rows)
+            plan = assign_bulk_inserts(ordered, sizing, self.engine.parallelism)
+            return _Plan(plan.tasks(), None)
+        if self.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
+            return self._plan_overwrite(rows, slices, sizing)
+        file_ids = self._tag(rows, slices)
+        if self.op == "INSERT":
+            if self.options.get_option(W.INSERT_DROP_DUPLICATES):
+                rows = rows.filter(pc.is_null(file_ids))
+            plan = assign_upserts(rows, _untagged(rows), slices, sizing)
+            keep_duplicates = self.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
+            return _Plan(plan.tasks(match_keys=not keep_duplicates), None)
+        return _Plan(assign_upserts(rows, file_ids, slices, sizing).tasks(), None)
+
+    def _plan_overwrite(self, rows: pa.Table, slices: list[FileSlice], sizing: Sizing) -> _Plan:
+        if self.op == "INSERT_OVERWRITE_TABLE":
+            replaced = list(slices)
+        else:
+            touched = set(pc.unique(rows.column(PARTITION_PATH_FIELD)).to_pylist())
+            replaced = [s for s in slices if s.partition_path in touched]
+        plan = assign_upserts(rows, _untagged(rows), [], sizing, use_small_files=False)
+        return _Plan(plan.tasks(), _file_ids_by_partition(replaced))
+
+    def _tag(self, rows: pa.Table, slices: list[FileSlice]) -> pa.ChunkedArray:
+        if rows.num_rows == 0 or not slices:
+            return _untagged(rows)
+        context = IndexContext(
+            self.storage, self.engine, slices, self.key_generator, self.config.populate_meta_fields
+        )
+        keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
+        return index_for(self.options).tag(context, keys)
+
+    def _bulk_insert_order(self, rows: pa.Table) -> pa.Table:
+        mode = self.options.get_option(W.BULK_INSERT_SORT_MODE)
+        columns = [PARTITION_PATH_FIELD]
+        if mode in ("GLOBAL_SORT", "PARTITION_SORT"):
+            columns.append(RECORD_KEY_FIELD)  # partition first, so both modes give this order
+        return rows.take(pc.sort_indices(rows, [(c, "ascending") for c in columns]))
+
+    def _partitions_to_delete(self, batch: pa.Table) -> set[str]:
+        listed = self.options.get_option(W.PARTITIONS_TO_DELETE)
+        if listed:
+            return {p.strip() for p in listed.split(",") if p.strip()}
+        if batch.num_rows == 0:
+            raise InvalidOptionError(
+                "delete_partition needs hoodie.datasource.write.partitions.to.delete or a batch "
+                "whose rows name the partitions"
+            )
+        return set(pc.unique(self.key_generator.partition_paths(batch)).to_pylist())
+
+    def _sizing(self) -> Sizing:
+        auto_split = self.options.get_option(W.INSERT_AUTO_SPLIT)
+        return Sizing(
+            max_file_size=self.options.get_option(S.PARQUET_MAX_FILE_SIZE),
+            small_file_limit=self.options.get_option(S.PARQUET_SMALL_FILE_LIMIT),
+            record_size=average_record_size(self.timeline, self.options),
+            insert_split_size=None if auto_split else self.options.get_option(W.INSERT_SPLIT_SIZE),
+        )
+
+    # ---- execution
+
+    def _execute(
+        self, plan: _Plan, instant_time: str, data_schema: pa.Schema | None
+    ) -> list[WriteStat]:
+        if not plan.tasks:
+            return []
+        assert data_schema is not None
+        for partition in {t.partition_path for t in plan.tasks}:
+            ensure_partition_metadata(self.storage, partition, instant_time)
+        settings = self._settings(instant_time, data_schema)
+        results = self.engine.map(functools.partial(run_task, settings=settings), plan.tasks)
+        return [stat for stats in results for stat in stats]
+
+    def _settings(self, instant_time: str, data_schema: pa.Schema) -> WriteSettings:
+        file_schema = add_meta_fields(data_schema, nullable=True)
+        sizing = self._sizing()
+        bloom = None
+        if self.config.populate_meta_fields:
+            bloom = BloomSettings(
+                self.options.get_option(I.BLOOM_FILTER_TYPE),
+                self.options.get_option(I.BLOOM_NUM_ENTRIES),
+                self.options.get_option(I.BLOOM_FPP),
+                self.options.get_option(I.BLOOM_DYNAMIC_MAX_ENTRIES),
+            )
+        return WriteSettings(
+            storage=self.storage,
+            instant_time=instant_time,
+            stage_id=0,
+            file_schema=file_schema,
+            footer_avro_schema=arrow_to_avro_json(file_schema, self.config.name, True),
+            parquet=ParquetSettings.from_options(self.options),
+            bloom=bloom,
+            merger=self.merger,
+            max_file_size=sizing.max_file_size,
+            rows_per_chunk=max(100, sizing.records_per_new_file // 8),
+            populate_meta_fields=self.config.populate_meta_fields,
+        )
+
+
+def run_task(task: CreateTask | MergeTask, settings: WriteSettings) -> list[WriteStat]:
+    return task.run(settings)
+
+
+def _untagged(rows: pa.Table) -> pa.ChunkedArray:
+    return pa.chunked_array([pa.nulls(rows.num_rows, pa.string())])
+
+
+def _file_ids_by_partition(slices: list[FileSlice]) -> dict[str, list[str]]:
+    by_partition: dict[str, list[str]] = {}
+    for file_slice in slices:
+        by_partition.setdefault(file_slice.partition_path, []).append(file_slice.file_id)
+    return by_partition
+
+
+def _schema_metadata(data_schema: pa.Schema | None, table_name: str) -> dict[str, str]:
+    if data_schema is None:
+        return {}
+    return {CommitMetadata.SCHEMA_KEY: arrow_to_avro_json(data_schema, table_name, False)}
+
+
+def _requested(action: str) -> bytes:
+    """A write's requested file: empty, but for replacecommits an all-null replace plan."""
+    if action != REPLACE_COMMIT:
+        return b""
+    fields = ("operationType", "clusteringPlan", "extraMetadata", "version")
+    empty_plan = dict.fromkeys(fields)
+    return avro_metadata.serialize("HoodieRequestedReplaceMetadata", empty_plan)
+
+
+def _workload(plan: _Plan, op: str) -> CommitMetadata:
+    """The inflight file's content: per partition the insert count, then each file group's."""
+    workload = CommitMetadata(operation_type=op)
+    for task in plan.tasks:
+        if task.partition_path not in workload.partition_to_write_stats:
+            workload.add(WriteStat("", task.partition_path, ""))
+        if isinstance(task, MergeTask):
+            stat = WriteStat(task.file_id, task.partition_path, "", task.base_file.instant_time)
+            stat.num_update_writes = task.rows.num_rows
+        else:
+            stat = WriteStat(task.file_ids[0], task.partition_path, "")
+            stat.num_inserts = task.rows.num_rows
+            partition_total = workload.partition_to_write_stats[task.partition_path][0]
+            partition_total.num_inserts += stat.num_inserts
+        workload.add(stat)
+    return workload
+
+
+def _roll_back_quietly(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> None:
+    """Best effort: undo a write that failed in this process; else the next write will."""
+    try:
+        current = timeline.reload()
+        failed = current.find(instant_time)
+        if failed is not None and not failed.is_completed:
+            rollback_instant(storage, current, failed)
+    except (HudiError, OSError):
+        pass

@@ -1,0 +1,50 @@
+"""Markers: an empty file per data file a write creates, made before the data file itself.
+
+`.hoodie/.temp/<instant>/<partition>/<file name>.marker.<CREATE|MERGE|APPEND>`. If the writer
+dies, the markers name every file it may have left behind, so rollback can delete exactly those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hudi_core.config.table_config import METAFOLDER
+from hudi_core.storage import Storage
+
+TEMP_FOLDER = f"{METAFOLDER}/.temp"
+MARKER_INFIX = ".marker."
+IO_TYPES = ("CREATE", "MERGE", "APPEND")
+
+
+@dataclass(frozen=True)
+class Marker:
+    data_file: str  # relative to the base path
+    io_type: str
+
+
+class Markers:
+    """The markers of one instant."""
+
+    def __init__(self, storage: Storage, instant_time: str) -> None:
+        self.storage = storage
+        self.folder = f"{TEMP_FOLDER}/{instant_time}"
+
+    def create(self, data_file: str, io_type: str) -> None:
+        if io_type not in IO_TYPES:
+            raise ValueError(f"marker io type {io_type} is not one of {IO_TYPES}")
+        self.storage.write_bytes(f"{self.folder}/{data_file}{MARKER_INFIX}{io_type}", b"")
+
+    def exist(self) -> bool:
+        return self.storage.exists(self.folder)
+
+    def all(self) -> list[Marker]:
+        markers = []
+        for entry in self.storage.list_files(self.folder, recursive=True):
+            relative = entry.path[len(self.folder) + 1 :]
+            data_file, _, io_type = relative.rpartition(MARKER_INFIX)
+            if data_file and io_type in IO_TYPES:
+                markers.append(Marker(data_file, io_type))
+        return markers
+
+    def delete_all(self) -> None:
+        self.storage.delete_dir(self.folder)

@@ -1,0 +1,106 @@
+"""Turning a user's batch into rows ready to write: validated, keyed, pre-combined.
+
+Everything that can reject a batch happens here, before an instant exists, so a bad batch
+changes nothing a reader can see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hudi_core.config.option import Options
+from hudi_core.errors import HudiError
+from hudi_core.keygen import KeyGenerator
+from hudi_core.merge.record_merger import RecordMerger, is_delete_mask
+from hudi_core.schema.evolution import cast_batch_to_schema, deduce_writer_schema
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, is_meta_field
+from hudi_core.write.handles import DELETE_FLAG
+
+
+@dataclass
+class PreparedBatch:
+    rows: pa.Table  # data columns (table order), then record key, partition path, delete flag
+    data_schema: pa.Schema  # the table's schema once this write commits (no meta columns)
+
+
+def as_arrow_table(data: Any) -> pa.Table:
+    """Accepts an Arrow table, record batch(es) or a pandas DataFrame."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, list) and all(isinstance(b, pa.RecordBatch) for b in data):
+        return pa.Table.from_batches(data)
+    if type(data).__name__ == "DataFrame" and hasattr(data, "to_records"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise HudiError(
+        f"cannot write a {type(data).__name__}: "
+        "pass a pyarrow Table, RecordBatch or pandas DataFrame"
+    )
+
+
+def prepare_rows(
+    batch: pa.Table,
+    table_schema: pa.Schema | None,
+    key_generator: KeyGenerator,
+    merger: RecordMerger,
+    options: Options,
+    combine: bool,
+) -> PreparedBatch:
+    """Validates `batch` against the table and adds keys; pre-combines when `combine`.
+
+    Keys and the ordering field are checked first: a batch without them is wrong whatever
+    its other columns, and the error should say so.
+    """
+    batch = _without_meta_columns(batch)
+    merger.require_ordering_field(batch.schema)
+    keys = _keys(batch, key_generator, is_delete_mask(batch))
+    data_schema = deduce_writer_schema(table_schema, batch.schema, options)
+    rows = _append(cast_batch_to_schema(batch, data_schema), keys)
+    if combine:
+        rows = merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])
+    return PreparedBatch(rows, data_schema)
+
+
+def prepare_deletes(
+    batch: pa.Table, key_generator: KeyGenerator, merger: RecordMerger, combine: bool
+) -> pa.Table:
+    """Keys to delete: only the key and partition fields need to be in the batch."""
+    rows = pa.table(_keys(_without_meta_columns(batch), key_generator, None, delete_all=True))
+    if combine:
+        rows = RecordMerger(merger.payload_class, None).precombine(
+            rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
+        )
+    return rows
+
+
+def _keys(
+    batch: pa.Table,
+    key_generator: KeyGenerator,
+    delete_mask: pa.ChunkedArray | None,
+    delete_all: bool = False,
+) -> dict[str, pa.Array | pa.ChunkedArray]:
+    """Record key, partition path and delete flag of every row."""
+    if delete_mask is None:
+        delete_mask = pa.array(np.full(batch.num_rows, delete_all))
+    return {
+        RECORD_KEY_FIELD: key_generator.record_keys(batch),
+        PARTITION_PATH_FIELD: key_generator.partition_paths(batch),
+        DELETE_FLAG: delete_mask,
+    }
+
+
+def _append(batch: pa.Table, columns: dict[str, pa.Array | pa.ChunkedArray]) -> pa.Table:
+    for name, values in columns.items():
+        batch = batch.append_column(name, values)
+    return batch
+
+
+def _without_meta_columns(batch: pa.Table) -> pa.Table:
+    """Drops _hoodie_* meta columns a batch read from a Hudi table may carry."""
+    meta = [name for name in batch.column_names if is_meta_field(name)]
+    return batch.drop_columns(meta) if meta else batch
