@@ -24,10 +24,47 @@ def row_numbers(length: int, start: int = 0) -> pa.Array:
     return pa.array(np.arange(start, start + length, dtype=np.int64))
 
 
+def constant_dictionary(value: str, length: int) -> pa.DictionaryArray:
+    """`value` repeated, dictionary-encoded: nothing is copied per row, and parquet writes it
+    as one dictionary entry."""
+    indices = pa.array(np.zeros(length, dtype=np.int32))
+    return pa.DictionaryArray.from_arrays(indices, pa.array([value], pa.string()))
+
+
 def numbered_strings(prefix: str, length: int, start: int = 0) -> pa.Array:
-    """`prefix` followed by a running number: prefix0, prefix1, ..."""
-    numbers = pc.cast(row_numbers(length, start), pa.string())
-    return pc.binary_join_element_wise(constant_strings(prefix, length), numbers, "")
+    """`prefix` followed by a running number: prefix0, prefix1, ...
+
+    Consecutive numbers fall into runs of equal digit count; each run is one fixed-width byte
+    matrix (prefix, then digits) built with numpy, and the runs are laid end to end.
+    """
+    head = np.frombuffer(prefix.encode(), dtype=np.uint8)
+    blocks, offsets = [], [np.zeros(1, dtype=np.int64)]
+    number, end = start, start + length
+    while number < end:
+        digits = len(str(number))
+        run_end = min(end, 10**digits)
+        block = _fixed_width_numbers(head, np.arange(number, run_end, dtype=np.uint64), digits)
+        blocks.append(block.reshape(-1))
+        steps = np.arange(1, len(block) + 1, dtype=np.int64) * block.shape[1]
+        offsets.append(offsets[-1][-1] + steps)
+        number = run_end
+    data = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.uint8)
+    return pa.LargeStringArray.from_buffers(
+        length, pa.py_buffer(np.concatenate(offsets)), pa.py_buffer(data)
+    ).cast(pa.string())
+
+
+def _fixed_width_numbers(head: np.ndarray, values: np.ndarray, digits: int) -> np.ndarray:
+    """Rows of `head` followed by the `digits` decimal digits of each value."""
+    columns = np.empty((digits, len(values)), dtype=np.uint8)
+    for position in range(digits - 1, -1, -1):
+        values, digit = np.divmod(values, np.uint64(10))
+        columns[position] = digit
+    columns += ord("0")
+    matrix = np.empty((len(columns[0]), len(head) + digits), dtype=np.uint8)
+    matrix[:, : len(head)] = head
+    matrix[:, len(head) :] = columns.T
+    return matrix
 
 
 def run_boundaries(sorted_values: pa.Array | pa.ChunkedArray) -> list[tuple[int, int]]:
@@ -42,3 +79,16 @@ def run_boundaries(sorted_values: pa.Array | pa.ChunkedArray) -> list[tuple[int,
     starts = np.concatenate(([0], np.flatnonzero(changes) + 1))
     ends = np.concatenate((starts[1:], [n]))
     return list(zip(starts.tolist(), ends.tolist(), strict=True))
+
+
+def row_indices_by_value(values: pa.Array | pa.ChunkedArray) -> dict[str, np.ndarray]:
+    """Row indices of each distinct value, in row order within a value."""
+    encoded = pc.dictionary_encode(values)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)))
+    parts = np.split(order, bounds[:-1])
+    return {value: part for value, part in zip(encoded.dictionary.to_pylist(), parts, strict=True)
+            if len(part)}

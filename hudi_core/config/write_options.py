@@ -86,8 +86,9 @@ INSERT_AUTO_SPLIT = ConfigOption(
 BULK_INSERT_SORT_MODE = ConfigOption(
     "hoodie.bulkinsert.sort.mode",
     "GLOBAL_SORT",
-    "Order of bulk_insert rows: GLOBAL_SORT (partition, then record key), PARTITION_SORT "
-    "(record key within each partition) or NONE (input order).",
+    "Order of bulk_insert rows: GLOBAL_SORT and PARTITION_SORT sort by partition, then record "
+    "key (a file never spans partitions, so both give key-ordered files); NONE keeps input "
+    "order within each partition.",
     choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
 )
 ALLOW_EMPTY_COMMIT = ConfigOption(

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import run_boundaries
-from hudi_core.index.base import PARTITION_COLUMN, IndexContext, match_keys
+from hudi_core.index.base import PARTITION_COLUMN, IndexContext
 from hudi_core.io.base_file import RECORD_KEY_COLUMN, read_footer
 from hudi_core.io.bloom_filter import (
     FOOTER_MAX_RECORD_KEY,
@@ -27,7 +27,7 @@ from hudi_core.model.file_group import FileSlice
 class BloomIndex:
     prune_by_ranges: bool = True
 
-    def tag(self, context: IndexContext, incoming: pa.Table) -> pa.ChunkedArray:
+    def tag(self, context: IndexContext, incoming: pa.Table) -> pa.Array:
         keys_by_partition = _keys_by_partition(incoming)
         slices = context.slices_in(set(keys_by_partition))
 
@@ -37,10 +37,7 @@ class BloomIndex:
 
         flags = context.engine.map(may_hold_keys, slices)
         candidates = [s for s, flag in zip(slices, flags, strict=True) if flag]
-        stored = context.engine.map(context.stored_keys, candidates)
-        if not stored:
-            return pa.chunked_array([pa.nulls(incoming.num_rows, pa.string())])
-        return match_keys(incoming, pa.concat_tables(stored))
+        return context.lookup(incoming, candidates)
 
     def _may_hold_any(self, context: IndexContext, file_slice: FileSlice, keys: pa.Array) -> bool:
         assert file_slice.base_file is not None

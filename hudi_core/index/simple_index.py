@@ -1,18 +1,14 @@
-"""Simple index: join incoming keys against the keys stored in the touched partitions."""
+"""Simple index: look incoming keys up among the keys stored in the partitions they touch."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.index.base import PARTITION_COLUMN, IndexContext, match_keys
+from hudi_core.index.base import PARTITION_COLUMN, IndexContext
 
 
 class SimpleIndex:
-    def tag(self, context: IndexContext, incoming: pa.Table) -> pa.ChunkedArray:
+    def tag(self, context: IndexContext, incoming: pa.Table) -> pa.Array:
         partitions = set(pc.unique(incoming.column(PARTITION_COLUMN)).to_pylist())
-        slices = context.slices_in(partitions)
-        stored = context.engine.map(context.stored_keys, slices)
-        if not stored:
-            return pa.chunked_array([pa.nulls(incoming.num_rows, pa.string())])
-        return match_keys(incoming, pa.concat_tables(stored))
+        return context.lookup(incoming, context.slices_in(partitions))

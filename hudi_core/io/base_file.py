@@ -7,7 +7,7 @@ bloom index and Apache Hudi's own tools read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -80,7 +80,7 @@ class BaseFileWriter:
             self._sink,
             schema,
             compression=settings.compression,
-            use_dictionary=settings.dictionary,
+            use_dictionary=_dictionary_columns(schema) if settings.dictionary else False,
             data_page_size=settings.page_size,
             store_schema=False,  # Hudi files carry the Avro schema, not an Arrow one
             version="2.6",
@@ -90,12 +90,14 @@ class BaseFileWriter:
     def bytes_written(self) -> int:
         return self._sink.tell()
 
-    def write(self, table: pa.Table) -> None:
+    def write(self, table: pa.Table, new_keys: pa.Array | None = None) -> None:
+        """Writes rows; `new_keys` (default: all keys of `table`) go into the bloom filter,
+        for a filter resumed from a file whose other keys it already holds."""
         if table.num_rows == 0:
             return
         if self.bloom_filter is not None:
             keys = table.column(RECORD_KEY_COLUMN)
-            self.bloom_filter.add_keys(keys)
+            self.bloom_filter.add_keys(keys if new_keys is None else new_keys)
             self._track_key_range(keys)
         self._writer.write_table(table, row_group_size=self._rows_per_group(table))
         self.num_rows += table.num_rows
@@ -124,29 +126,33 @@ class BaseFileWriter:
         return max(1, self.settings.row_group_bytes // bytes_per_row)
 
 
-def write_base_file(
-    storage: Storage,
-    path: str,
-    table: pa.Table,
-    avro_schema_json: str,
-    settings: ParquetSettings,
-    new_bloom_filter: Callable[[], BloomFilter] | None,
-) -> BaseFileStats:
-    """Writes `table` (meta columns included) as one base file."""
-    bloom = new_bloom_filter() if new_bloom_filter else None
-    writer = BaseFileWriter(storage, path, table.schema, avro_schema_json, settings, bloom)
-    try:
-        writer.write(table)
-    except BaseException:
-        writer.close()
-        raise
-    return writer.close()
+# Unique per record by construction: dictionary encoding would only be tried and dropped.
+_UNIQUE_COLUMNS = ("_hoodie_commit_seqno", RECORD_KEY_COLUMN)
+
+
+@functools.lru_cache(maxsize=64)
+def _dictionary_columns(schema: pa.Schema) -> list[str]:
+    """Parquet leaf column paths to dictionary-encode: all but the unique meta columns."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), sink, store_schema=False)
+    parquet_schema = pq.read_metadata(pa.BufferReader(sink.getvalue())).schema
+    paths = [parquet_schema.column(i).path for i in range(len(parquet_schema))]
+    return [path for path in paths if path not in _UNIQUE_COLUMNS]
 
 
 def read_base_file(
     storage: Storage, path: str, columns: list[str] | None = None
 ) -> pa.Table:
     return pq.read_table(storage.full_path(path), columns=columns, filesystem=storage.fs)
+
+
+def read_base_file_with_footer(storage: Storage, path: str) -> tuple[pa.Table, dict[str, str]]:
+    """All rows of a base file and its footer key-value metadata, from one open."""
+    with storage.fs.open_input_file(storage.full_path(path)) as source:
+        parquet = pq.ParquetFile(source)
+        footer = parquet.metadata.metadata or {}
+        rows = parquet.read(use_threads=False)  # tasks already run side by side
+        return rows, {k.decode(): v.decode() for k, v in footer.items()}
 
 
 def read_footer(storage: Storage, path: str) -> dict[str, str]:

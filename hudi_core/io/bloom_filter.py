@@ -508,6 +508,23 @@ def new_bloom_filter(type_code: str, num_entries: int, fpp: float, max_entries: 
     )
 
 
+def resume_bloom_filter(stored: BloomFilter | None, like: BloomFilter) -> BloomFilter | None:
+    """A file's stored filter, ready to take more keys, if it is shaped as `like` (a new
+    filter from the current settings); else None, and the caller builds a fresh one."""
+    if stored is None or stored.type_code != like.type_code:
+        return None
+    if (stored.vector_size, stored.num_hashes, stored.hash_type) != (
+        like.vector_size, like.num_hashes, like.hash_type
+    ):
+        return None
+    if isinstance(stored, DynamicBloomFilter):
+        assert isinstance(like, DynamicBloomFilter)
+        if stored.row_capacity != like.row_capacity:
+            return None
+        stored.max_entries = like.max_entries  # not serialized: restore the growth bound
+    return stored
+
+
 class _Reader:
     """Big-endian DataInput over the decoded bytes; running short means a corrupt filter."""
 

@@ -7,6 +7,7 @@ then fill new file groups sized to `hoodie.parquet.max.file.size`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -14,10 +15,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.arrow_utils import run_boundaries
+from hudi_core.arrow_utils import row_indices_by_value, run_boundaries
+from hudi_core.engine import EngineContext
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import new_file_id
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.write.handles import DELETE_FLAG, CreateTask, MergeTask
 
 FILE_ID_COLUMN = "__hudi_file_id"
@@ -46,14 +48,15 @@ class TaskPlan:
 
     def __init__(self) -> None:
         self._merges: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
-        self._creates: list[tuple[str, pa.Table]] = []
+        self._creates: list[tuple[str, pa.Table, pa.Array | None]] = []
 
     def merge(self, file_slice: FileSlice, rows: pa.Table) -> None:
         key = (file_slice.partition_path, file_slice.file_id)
         self._merges.setdefault(key, (file_slice, []))[1].append(rows)
 
-    def create(self, partition: str, rows: pa.Table) -> None:
-        self._creates.append((partition, rows))
+    def create(self, partition: str, rows: pa.Table, order: pa.Array | None = None) -> None:
+        """A new file group of `rows` (or of the rows at `order`, taken by the task)."""
+        self._creates.append((partition, rows, order))
 
     def tasks(self, match_keys: bool = True) -> list[CreateTask | MergeTask]:
         tasks: list[CreateTask | MergeTask] = []
@@ -63,13 +66,13 @@ class TaskPlan:
             tasks.append(
                 MergeTask(len(tasks), partition, file_id, file_slice.base_file, rows, match_keys)
             )
-        for partition, rows in self._creates:
-            tasks.append(CreateTask(len(tasks), partition, [new_file_id(0)], rows))
+        for partition, rows, order in self._creates:
+            tasks.append(CreateTask(len(tasks), partition, [new_file_id(0)], rows, order))
         return tasks
 
 
 def assign_upserts(
-    rows: pa.Table, file_ids: pa.ChunkedArray, slices: list[FileSlice], sizing: Sizing,
+    rows: pa.Table, file_ids: pa.Array, slices: list[FileSlice], sizing: Sizing,
     use_small_files: bool = True,
 ) -> TaskPlan:
     """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert."""
@@ -91,16 +94,32 @@ def assign_upserts(
     return plan
 
 
-def assign_bulk_inserts(rows: pa.Table, sizing: Sizing, parallelism: int) -> TaskPlan:
-    """New file groups only: each partition's rows spread over up to `parallelism` tasks."""
+def assign_bulk_inserts(
+    rows: pa.Table, sizing: Sizing, engine: EngineContext, sort_by_key: bool
+) -> TaskPlan:
+    """New file groups only: each partition's rows, sorted by record key when asked, spread
+    over up to `engine.parallelism` tasks of contiguous key ranges.
+
+    Tasks get row indices rather than rows, so the reordering happens in the tasks, in
+    parallel; the sorts run per partition on the engine too.
+    """
     plan = TaskPlan()
-    for group in _groups(rows, [PARTITION_PATH_FIELD], keep_order=True):
-        partition = _partition_of(group)
-        wanted = math.ceil(group.num_rows / sizing.records_per_new_file)
-        tasks = max(1, min(parallelism, wanted))
-        for part in _split_evenly(group, math.ceil(group.num_rows / tasks)):
-            plan.create(partition, part)
+    by_partition = row_indices_by_value(rows.column(PARTITION_PATH_FIELD))
+    partitions, row_sets = list(by_partition), list(by_partition.values())
+    if sort_by_key:
+        keys = rows.column(RECORD_KEY_FIELD)
+        row_sets = engine.map(functools.partial(_sorted_by_key, keys=keys), row_sets)
+    for partition, indices in zip(partitions, row_sets, strict=True):
+        wanted = math.ceil(len(indices) / sizing.records_per_new_file)
+        tasks = max(1, min(engine.parallelism, wanted))
+        for part in np.array_split(indices, tasks):
+            plan.create(partition, rows, pa.array(part))
     return plan
+
+
+def _sorted_by_key(indices: np.ndarray, keys: pa.ChunkedArray) -> np.ndarray:
+    order = pc.sort_indices(keys.take(pa.array(indices))).to_numpy()
+    return indices[order]
 
 
 def _partition_of(group: pa.Table) -> str:
@@ -137,12 +156,11 @@ def _split_evenly(rows: pa.Table, most_per_part: int) -> list[pa.Table]:
     return [rows.slice(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-def _groups(rows: pa.Table, columns: list[str], keep_order: bool = False) -> list[pa.Table]:
+def _groups(rows: pa.Table, columns: list[str]) -> list[pa.Table]:
     """Rows split by equal values of `columns` (stable: input order kept inside a group)."""
     if rows.num_rows == 0:
         return []
-    if not keep_order:
-        rows = rows.take(pc.sort_indices(rows, [(c, "ascending") for c in columns]))
+    rows = rows.take(pc.sort_indices(rows, [(c, "ascending") for c in columns]))
     key = rows.column(columns[0])
     if len(columns) > 1:
         key = pc.binary_join_element_wise(*[rows.column(c) for c in columns], "\x00")

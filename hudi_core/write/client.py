@@ -43,7 +43,13 @@ from hudi_core.write.bucket_assigner import (
     assign_bulk_inserts,
     assign_upserts,
 )
-from hudi_core.write.handles import BloomSettings, CreateTask, MergeTask, WriteSettings
+from hudi_core.write.handles import (
+    BloomSettings,
+    CreateTask,
+    MergeTask,
+    WriteSettings,
+    writer_schema,
+)
 from hudi_core.write.markers import Markers
 from hudi_core.write.prepare import as_arrow_table, prepare_deletes, prepare_rows
 from hudi_core.write.record_size import average_record_size
@@ -167,8 +173,8 @@ class _WriteJob:
             doomed = [s for s in slices if s.partition_path in partitions]
             return _Plan([], _file_ids_by_partition(doomed))
         if self.op == "BULK_INSERT":
-            ordered = self._bulk_insert_order(rows)
-            plan = assign_bulk_inserts(ordered, sizing, self.engine.parallelism)
+            sort_by_key = self.options.get_option(W.BULK_INSERT_SORT_MODE) != "NONE"
+            plan = assign_bulk_inserts(rows, sizing, self.engine, sort_by_key)
             return _Plan(plan.tasks(), None)
         if self.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
             return self._plan_overwrite(rows, slices, sizing)
@@ -190,7 +196,7 @@ class _WriteJob:
         plan = assign_upserts(rows, _untagged(rows), [], sizing, use_small_files=False)
         return _Plan(plan.tasks(), _file_ids_by_partition(replaced))
 
-    def _tag(self, rows: pa.Table, slices: list[FileSlice]) -> pa.ChunkedArray:
+    def _tag(self, rows: pa.Table, slices: list[FileSlice]) -> pa.Array:
         if rows.num_rows == 0 or not slices:
             return _untagged(rows)
         context = IndexContext(
@@ -198,13 +204,6 @@ class _WriteJob:
         )
         keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
         return index_for(self.options).tag(context, keys)
-
-    def _bulk_insert_order(self, rows: pa.Table) -> pa.Table:
-        mode = self.options.get_option(W.BULK_INSERT_SORT_MODE)
-        columns = [PARTITION_PATH_FIELD]
-        if mode in ("GLOBAL_SORT", "PARTITION_SORT"):
-            columns.append(RECORD_KEY_FIELD)  # partition first, so both modes give this order
-        return rows.take(pc.sort_indices(rows, [(c, "ascending") for c in columns]))
 
     def _partitions_to_delete(self, batch: pa.Table) -> set[str]:
         listed = self.options.get_option(W.PARTITIONS_TO_DELETE)
@@ -256,12 +255,13 @@ class _WriteJob:
             instant_time=instant_time,
             stage_id=0,
             file_schema=file_schema,
+            writer_schema=writer_schema(file_schema),
             footer_avro_schema=arrow_to_avro_json(file_schema, self.config.name, True),
             parquet=ParquetSettings.from_options(self.options),
             bloom=bloom,
             merger=self.merger,
             max_file_size=sizing.max_file_size,
-            rows_per_chunk=max(100, sizing.records_per_new_file // 8),
+            record_size=sizing.record_size,
             populate_meta_fields=self.config.populate_meta_fields,
         )
 
@@ -270,8 +270,8 @@ def run_task(task: CreateTask | MergeTask, settings: WriteSettings) -> list[Writ
     return task.run(settings)
 
 
-def _untagged(rows: pa.Table) -> pa.ChunkedArray:
-    return pa.chunked_array([pa.nulls(rows.num_rows, pa.string())])
+def _untagged(rows: pa.Table) -> pa.Array:
+    return pa.nulls(rows.num_rows, pa.string())
 
 
 def _file_ids_by_partition(slices: list[FileSlice]) -> dict[str, list[str]]:
@@ -307,7 +307,7 @@ def _workload(plan: _Plan, op: str) -> CommitMetadata:
             stat.num_update_writes = task.rows.num_rows
         else:
             stat = WriteStat(task.file_ids[0], task.partition_path, "")
-            stat.num_inserts = task.rows.num_rows
+            stat.num_inserts = task.num_rows
             partition_total = workload.partition_to_write_stats[task.partition_path][0]
             partition_total.num_inserts += stat.num_inserts
         workload.add(stat)
