@@ -36,3 +36,9 @@ PARQUET_DICTIONARY_ENABLED = ConfigOption(
     "Dictionary-encode parquet columns.",
     parse=parse_bool,
 )
+PARQUET_BLOOM_FILTER_ENABLED = ConfigOption(
+    "hoodie.parquet.bloom.filter.enabled",
+    True,
+    "Write the record keys' bloom filter into base file footers (always on with a BLOOM index).",
+    parse=parse_bool,
+)

@@ -243,7 +243,10 @@ class _WriteJob:
         file_schema = add_meta_fields(data_schema, nullable=True)
         sizing = self._sizing()
         bloom = None
-        if self.config.populate_meta_fields:
+        wants_bloom = self.options.get_option(S.PARQUET_BLOOM_FILTER_ENABLED) or (
+            self.options.get_option(I.INDEX_TYPE) == "BLOOM"
+        )
+        if self.config.populate_meta_fields and wants_bloom:
             bloom = BloomSettings(
                 self.options.get_option(I.BLOOM_FILTER_TYPE),
                 self.options.get_option(I.BLOOM_NUM_ENTRIES),
@@ -263,6 +266,7 @@ class _WriteJob:
             max_file_size=sizing.max_file_size,
             record_size=sizing.record_size,
             populate_meta_fields=self.config.populate_meta_fields,
+            key_generator=self.key_generator,
         )
 
 

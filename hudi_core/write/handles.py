@@ -22,6 +22,7 @@ from hudi_core.io.bloom_filter import (
     new_bloom_filter,
     resume_bloom_filter,
 )
+from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_core.model.file_group import BaseFile
@@ -68,9 +69,15 @@ class WriteSettings:
     max_file_size: int
     record_size: int  # estimated bytes per record on disk, until measured on the data written
     populate_meta_fields: bool
+    key_generator: KeyGenerator  # recomputes stored keys when meta fields are not populated
 
     def token(self, task_id: int) -> str:
         return write_token(task_id, self.stage_id, 0)
+
+    def stored_keys(self, stored: pa.Table) -> pa.Array | pa.ChunkedArray:
+        if self.populate_meta_fields:
+            return stored.column(RECORD_KEY_FIELD)
+        return self.key_generator.record_keys(stored)
 
 
 @dataclass
@@ -156,7 +163,7 @@ class MergeTask:
         incoming = self.rows
         if self.match_keys:
             keys = incoming.column(RECORD_KEY_FIELD)
-            position = pc.index_in(stored.column(RECORD_KEY_FIELD), value_set=keys)
+            position = pc.index_in(settings.stored_keys(stored), value_set=keys)
         else:
             position = pa.nulls(stored.num_rows, pa.int32())
         plan = _merge_plan(stored, incoming, position, settings.merger)
