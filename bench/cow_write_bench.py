@@ -24,28 +24,33 @@ import pyarrow.parquet as pq
 
 from hudi_core import HudiTable
 
-CITIES = np.array(["san_francisco", "new_york", "sao_paulo", "chennai", "berlin", "tokyo",
-                   "lagos", "sydney"])
+CITIES = np.array(
+    ["san_francisco", "new_york", "sao_paulo", "chennai", "berlin", "tokyo", "lagos", "sydney"]
+)
 
 
 def trips(rows: int, seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
     ids = np.arange(rows)
-    return pa.table({
-        "uuid": pc.binary_join_element_wise("trip-", pc.cast(pa.array(ids), pa.string()), ""),
-        "city": pa.array(CITIES[ids % len(CITIES)]),
-        "ts": pa.array(np.full(rows, 1, dtype=np.int64)),
-        "rider": pc.binary_join_element_wise(
-            "rider-", pc.cast(pa.array(rng.integers(0, 50_000, rows)), pa.string()), ""),
-        "driver": pc.binary_join_element_wise(
-            "driver-", pc.cast(pa.array(rng.integers(0, 5_000, rows)), pa.string()), ""),
-        "begin_lat": pa.array(rng.random(rows)),
-        "begin_lon": pa.array(rng.random(rows)),
-        "end_lat": pa.array(rng.random(rows)),
-        "end_lon": pa.array(rng.random(rows)),
-        "fare": pa.array(rng.random(rows) * 100),
-        "passengers": pa.array(rng.integers(1, 6, rows).astype(np.int32)),
-    })
+    return pa.table(
+        {
+            "uuid": pc.binary_join_element_wise("trip-", pc.cast(pa.array(ids), pa.string()), ""),
+            "city": pa.array(CITIES[ids % len(CITIES)]),
+            "ts": pa.array(np.full(rows, 1, dtype=np.int64)),
+            "rider": pc.binary_join_element_wise(
+                "rider-", pc.cast(pa.array(rng.integers(0, 50_000, rows)), pa.string()), ""
+            ),
+            "driver": pc.binary_join_element_wise(
+                "driver-", pc.cast(pa.array(rng.integers(0, 5_000, rows)), pa.string()), ""
+            ),
+            "begin_lat": pa.array(rng.random(rows)),
+            "begin_lon": pa.array(rng.random(rows)),
+            "end_lat": pa.array(rng.random(rows)),
+            "end_lon": pa.array(rng.random(rows)),
+            "fare": pa.array(rng.random(rows) * 100),
+            "passengers": pa.array(rng.integers(1, 6, rows).astype(np.int32)),
+        }
+    )
 
 
 def updates_of(table: pa.Table, fraction: float, seed: int) -> pa.Table:
@@ -53,10 +58,12 @@ def updates_of(table: pa.Table, fraction: float, seed: int) -> pa.Table:
     rng = np.random.default_rng(seed)
     picked = np.sort(rng.choice(table.num_rows, int(table.num_rows * fraction), replace=False))
     chosen = table.take(pa.array(picked))
-    chosen = chosen.set_column(chosen.schema.get_field_index("ts"), "ts",
-                               pa.array(np.full(len(picked), 2, dtype=np.int64)))
-    return chosen.set_column(chosen.schema.get_field_index("fare"), "fare",
-                             pa.array(rng.random(len(picked)) * 100))
+    chosen = chosen.set_column(
+        chosen.schema.get_field_index("ts"), "ts", pa.array(np.full(len(picked), 2, dtype=np.int64))
+    )
+    return chosen.set_column(
+        chosen.schema.get_field_index("fare"), "fare", pa.array(rng.random(len(picked)) * 100)
+    )
 
 
 def timed(fn) -> float:
@@ -86,8 +93,10 @@ def main() -> None:
     data = trips(args.rows, seed=1)
     updates = updates_of(data, 0.10, seed=2)
     options = {"hoodie.parquet.compression.codec": codec}
-    print(f"rows={data.num_rows:,} updates={updates.num_rows:,} codec={codec} "
-          f"arrow_size={data.nbytes / 2**20:.0f} MiB")
+    print(
+        f"rows={data.num_rows:,} updates={updates.num_rows:,} codec={codec} "
+        f"arrow_size={data.nbytes / 2**20:.0f} MiB"
+    )
 
     def fresh(name: str) -> Path:
         path = work / name
@@ -95,14 +104,26 @@ def main() -> None:
         return path
 
     def new_hudi_table() -> HudiTable:
-        return HudiTable.create(str(fresh("hudi")), name="trips", record_key_fields=["uuid"],
-                                partition_fields=["city"], precombine_field="ts", options=options)
+        return HudiTable.create(
+            str(fresh("hudi")),
+            name="trips",
+            record_key_fields=["uuid"],
+            partition_fields=["city"],
+            precombine_field="ts",
+            options=options,
+        )
 
-    plain = best_of(args.repeat, lambda: fresh("plain").mkdir(),
-                    lambda: pq.write_table(data, work / "plain" / "data.parquet", compression=codec))
+    plain = best_of(
+        args.repeat,
+        lambda: fresh("plain").mkdir(),
+        lambda: pq.write_table(data, work / "plain" / "data.parquet", compression=codec),
+    )
     holder: dict[str, HudiTable] = {}
-    bulk = best_of(args.repeat, lambda: holder.update(t=new_hudi_table()),
-                   lambda: holder["t"].write(data, operation="bulk_insert"))
+    bulk = best_of(
+        args.repeat,
+        lambda: holder.update(t=new_hudi_table()),
+        lambda: holder["t"].write(data, operation="bulk_insert"),
+    )
     print(f"plain parquet write_table: {plain:7.2f} s")
     print(f"hudi bulk_insert:          {bulk:7.2f} s   ratio {bulk / plain:.2f}x (target <= 1.5x)")
 
@@ -110,23 +131,40 @@ def main() -> None:
         holder["t"] = new_hudi_table()
         holder["t"].write(data, operation="bulk_insert")
 
-    upsert = best_of(args.repeat, hudi_setup, lambda: holder["t"].write(updates, operation="upsert"))
+    upsert = best_of(
+        args.repeat, hudi_setup, lambda: holder["t"].write(updates, operation="upsert")
+    )
     check = holder["t"].read(columns=["uuid", "fare"])
     assert check.num_rows == data.num_rows, "upsert changed the row count"
 
     def delta_setup() -> None:
-        write_deltalake(str(fresh("delta")), data, partition_by=["city"],
-                        writer_properties=WriterProperties(compression=codec.upper()))
+        write_deltalake(
+            str(fresh("delta")),
+            data,
+            partition_by=["city"],
+            writer_properties=WriterProperties(compression=codec.upper()),
+        )
 
     def delta_merge() -> None:
-        (DeltaTable(str(work / "delta"))
-         .merge(updates, predicate="t.uuid = s.uuid", source_alias="s", target_alias="t",
-                writer_properties=WriterProperties(compression=codec.upper()))
-         .when_matched_update_all().when_not_matched_insert_all().execute())
+        (
+            DeltaTable(str(work / "delta"))
+            .merge(
+                updates,
+                predicate="t.uuid = s.uuid",
+                source_alias="s",
+                target_alias="t",
+                writer_properties=WriterProperties(compression=codec.upper()),
+            )
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute()
+        )
 
     delta = best_of(args.repeat, delta_setup, delta_merge)
     print(f"deltalake MERGE (10%):     {delta:7.2f} s")
-    print(f"hudi upsert (10%):         {upsert:7.2f} s   ratio {upsert / delta:.2f}x (target <= 1.0x)")
+    print(
+        f"hudi upsert (10%):         {upsert:7.2f} s   ratio {upsert / delta:.2f}x (target <= 1.0x)"
+    )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -18,13 +18,15 @@ from hudi_core import HudiTable
 
 def trips(ids: list[int], fare: float, ts: int) -> pa.Table:
     cities = ["san_francisco", "sao_paulo", "chennai"]
-    return pa.table({
-        "uuid": [f"trip-{i:03d}" for i in ids],
-        "city": [cities[i % 3] for i in ids],
-        "rider": [f"rider-{i % 7}" for i in ids],
-        "fare": [fare + i for i in ids],
-        "ts": [ts] * len(ids),
-    })
+    return pa.table(
+        {
+            "uuid": [f"trip-{i:03d}" for i in ids],
+            "city": [cities[i % 3] for i in ids],
+            "rider": [f"rider-{i % 7}" for i in ids],
+            "fare": [fare + i for i in ids],
+            "ts": [ts] * len(ids),
+        }
+    )
 
 
 def hudi_rs_read(path: str, options: HudiReadOptions | None = None) -> pa.Table:
@@ -54,8 +56,12 @@ def main() -> None:
     shutil.rmtree(path, ignore_errors=True)
 
     table = HudiTable.create(
-        path, name="trips", table_type="COPY_ON_WRITE", record_key_fields=["uuid"],
-        partition_fields=["city"], precombine_field="ts",
+        path,
+        name="trips",
+        table_type="COPY_ON_WRITE",
+        record_key_fields=["uuid"],
+        partition_fields=["city"],
+        precombine_field="ts",
         options={"hoodie.datasource.write.hive_style_partitioning": "true"},
     )
     first = table.write(trips(list(range(9)), fare=10.0, ts=1), operation="bulk_insert")
@@ -75,8 +81,13 @@ def main() -> None:
         ),
         f"incremental ({first}, {second}]": (
             table.read(query_type="incremental", begin=first, end=second),
-            hudi_rs_read(path, HudiReadOptions().with_query_type(HudiQueryType.Incremental)
-                         .with_start_timestamp(first).with_end_timestamp(second)),
+            hudi_rs_read(
+                path,
+                HudiReadOptions()
+                .with_query_type(HudiQueryType.Incremental)
+                .with_start_timestamp(first)
+                .with_end_timestamp(second),
+            ),
         ),
     }
     for name, (ours, theirs) in checks.items():

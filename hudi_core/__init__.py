@@ -1,10 +1,10 @@
 """Apache Hudi's table format (table version 6) as a pure-Python library.
 
-    from hudi_core import HudiTable
-    table = HudiTable.create(path, name="trips", record_key_fields=["uuid"],
-                             partition_fields=["city"], precombine_field="ts")
-    table.write(arrow_table, operation="upsert")
-    table.read()
+from hudi_core import HudiTable
+table = HudiTable.create(path, name="trips", record_key_fields=["uuid"],
+                         partition_fields=["city"], precombine_field="ts")
+table.write(arrow_table, operation="upsert")
+table.read()
 """
 
 from hudi_core import config  # noqa: F401  (declares every option)

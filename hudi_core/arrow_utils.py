@@ -90,5 +90,8 @@ def row_indices_by_value(values: pa.Array | pa.ChunkedArray) -> dict[str, np.nda
     order = np.argsort(codes, kind="stable")
     bounds = np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)))
     parts = np.split(order, bounds[:-1])
-    return {value: part for value, part in zip(encoded.dictionary.to_pylist(), parts, strict=True)
-            if len(part)}
+    return {
+        value: part
+        for value, part in zip(encoded.dictionary.to_pylist(), parts, strict=True)
+        if len(part)
+    }

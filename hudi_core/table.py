@@ -26,8 +26,13 @@ from hudi_core.write.client import WriteClient
 _INIT_FOLDERS = (".schema", ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids")
 # Options given at creation that become table properties rather than per-write settings.
 _TABLE_LEVEL_OPTIONS = (
-    T.DATABASE_NAME, T.HIVE_STYLE_PARTITIONING, T.URL_ENCODE_PARTITIONING, T.POPULATE_META_FIELDS,
-    T.TIMELINE_TIMEZONE, T.BASE_FILE_FORMAT, T.ARCHIVELOG_FOLDER,
+    T.DATABASE_NAME,
+    T.HIVE_STYLE_PARTITIONING,
+    T.URL_ENCODE_PARTITIONING,
+    T.POPULATE_META_FIELDS,
+    T.TIMELINE_TIMEZONE,
+    T.BASE_FILE_FORMAT,
+    T.ARCHIVELOG_FOLDER,
 )
 
 
@@ -68,8 +73,13 @@ class HudiTable:
         if storage.exists(PROPERTIES_FILE):
             raise TableExistsError(f"a Hudi table already exists at {path}")
         properties = _table_properties(
-            name, table_type, record_key_fields, partition_fields, precombine_field,
-            Options(options), schema,
+            name,
+            table_type,
+            record_key_fields,
+            partition_fields,
+            precombine_field,
+            Options(options),
+            schema,
         )
         config = TableConfig.new(properties)
         for folder in (*_INIT_FOLDERS, config.options.get_option(T.ARCHIVELOG_FOLDER)):

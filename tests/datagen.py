@@ -26,7 +26,10 @@ SCHEMA = pa.schema(
         ("note", pa.string()),
         ("payload", pa.binary()),
         ("day", pa.date32()),
-        ("location", pa.struct([("lat", pa.float64()), ("lon", pa.float64()), ("name", pa.string())])),
+        (
+            "location",
+            pa.struct([("lat", pa.float64()), ("lon", pa.float64()), ("name", pa.string())]),
+        ),
         ("tags", pa.list_(pa.string())),
         ("attrs", pa.map_(pa.string(), pa.int32())),
     ]

@@ -67,6 +67,8 @@ def assert_same_table(ours: pa.Table, theirs: pa.Table, context: str = "") -> No
     """Same column names and types, and the same rows in any order."""
     assert ours.schema.names == theirs.schema.names, f"{context}: columns differ"
     for mine, other in zip(ours.schema, theirs.schema, strict=True):
-        assert mine.type == other.type, f"{context}: column {mine.name}: {mine.type} != {other.type}"
+        assert mine.type == other.type, (
+            f"{context}: column {mine.name}: {mine.type} != {other.type}"
+        )
     assert ours.num_rows == theirs.num_rows, f"{context}: {ours.num_rows} != {theirs.num_rows} rows"
     assert sorted_rows(ours) == sorted_rows(theirs), f"{context}: rows differ"

@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_demo_writes_a_table_that_hudi_rs_reads_like_we_do(tmp_path):
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "cow_demo.py"), "--path", str(tmp_path / "t")],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("returns the same rows: True") == 3

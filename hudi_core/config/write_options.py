@@ -3,7 +3,12 @@
 from hudi_core.config.option import ConfigOption, parse_bool
 
 OPERATIONS = (
-    "UPSERT", "INSERT", "BULK_INSERT", "DELETE", "INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE",
+    "UPSERT",
+    "INSERT",
+    "BULK_INSERT",
+    "DELETE",
+    "INSERT_OVERWRITE",
+    "INSERT_OVERWRITE_TABLE",
     "DELETE_PARTITION",
 )
 

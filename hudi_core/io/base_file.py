@@ -140,9 +140,7 @@ def _dictionary_columns(schema: pa.Schema) -> list[str]:
     return [path for path in paths if path not in _UNIQUE_COLUMNS]
 
 
-def read_base_file(
-    storage: Storage, path: str, columns: list[str] | None = None
-) -> pa.Table:
+def read_base_file(storage: Storage, path: str, columns: list[str] | None = None) -> pa.Table:
     return pq.read_table(storage.full_path(path), columns=columns, filesystem=storage.fs)
 
 

@@ -514,7 +514,9 @@ def resume_bloom_filter(stored: BloomFilter | None, like: BloomFilter) -> BloomF
     if stored is None or stored.type_code != like.type_code:
         return None
     if (stored.vector_size, stored.num_hashes, stored.hash_type) != (
-        like.vector_size, like.num_hashes, like.hash_type
+        like.vector_size,
+        like.num_hashes,
+        like.hash_type,
     ):
         return None
     if isinstance(stored, DynamicBloomFilter):

@@ -117,7 +117,9 @@ def _partition_spec(options: Options) -> PartitionSpec:
         return table
     if [name for name, _ in table] != [name for name, _ in write]:
         raise _conflict(
-            ko.PARTITIONPATH_FIELD, [n for n, _ in write], ko.TABLE_PARTITION_FIELDS,
+            ko.PARTITIONPATH_FIELD,
+            [n for n, _ in write],
+            ko.TABLE_PARTITION_FIELDS,
             [n for n, _ in table],
         )
     return write if any(kind for _, kind in write) else table
@@ -140,8 +142,9 @@ def _typed_fields(options: Options, option: ConfigOption) -> PartitionSpec | Non
     return spec
 
 
-def _conflict(write: ConfigOption, write_value: object, table: ConfigOption, table_value: object
-              ) -> InvalidOptionError:
+def _conflict(
+    write: ConfigOption, write_value: object, table: ConfigOption, table_value: object
+) -> InvalidOptionError:
     return InvalidOptionError(
         f"config conflict: write option {write.key}={_show(write_value)} but the table has "
         f"{table.key}={_show(table_value)}; the table's properties define its keys"
@@ -160,8 +163,11 @@ def _generator_class(
     )
     write_class = _named_class(options, ko.KEYGENERATOR_CLASS)
     if table_choice and write_class and table_choice[0] is not write_class[0]:
-        table_option = (ko.TABLE_KEYGENERATOR_CLASS if options.is_set(ko.TABLE_KEYGENERATOR_CLASS)
-                        else ko.TABLE_KEYGENERATOR_TYPE)
+        table_option = (
+            ko.TABLE_KEYGENERATOR_CLASS
+            if options.is_set(ko.TABLE_KEYGENERATOR_CLASS)
+            else ko.TABLE_KEYGENERATOR_TYPE
+        )
         raise _conflict(ko.KEYGENERATOR_CLASS, write_class[1], table_option, table_choice[1])
     chosen = table_choice or write_class or _typed_class(options, ko.KEYGENERATOR_TYPE)
     if chosen:
@@ -216,7 +222,9 @@ def _settings(
 
 
 def _validate(
-    generator_class: type[KeyGenerator], class_name: str, record_keys: list[str],
+    generator_class: type[KeyGenerator],
+    class_name: str,
+    record_keys: list[str],
     partitions: PartitionSpec,
 ) -> None:
     """The shape checks Hudi's constructors make (e.g. SimpleKeyGenerator's single fields)."""

@@ -65,8 +65,10 @@ class KeyGenerator:
         self.settings = settings
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(record_key_fields={self.record_key_fields}, "
-                f"partition_path_fields={self.partition_path_fields})")
+        return (
+            f"{type(self).__name__}(record_key_fields={self.record_key_fields}, "
+            f"partition_path_fields={self.partition_path_fields})"
+        )
 
     def record_keys(self, batch: pa.Table | pa.RecordBatch) -> pa.Array:
         """`_hoodie_record_key` of every row; raises RecordKeyError for a bad key."""
@@ -135,8 +137,9 @@ class CustomKeyGenerator(KeyGenerator):
         settings: KeySettings,
         class_name: str | None = None,
     ) -> None:
-        super().__init__(record_key_fields, [name for name, _ in partition_path_types],
-                         settings, class_name)
+        super().__init__(
+            record_key_fields, [name for name, _ in partition_path_types], settings, class_name
+        )
         self.partition_path_types = dict(partition_path_types)
 
     def _partition_part(self, table: pa.Table, field: str) -> pa.Array:
@@ -174,8 +177,11 @@ def composite_record_keys(
         text = java_strings(field_values(table, field, "record key"), label, consistent_timestamps)
         nulls = text.is_null()
         empties = pc.equal(pc.fill_null(text, "-"), "")
-        value = pc.if_else(nulls, NULL_RECORDKEY_PLACEHOLDER,
-                           pc.if_else(empties, EMPTY_RECORDKEY_PLACEHOLDER, text))
+        value = pc.if_else(
+            nulls,
+            NULL_RECORDKEY_PLACEHOLDER,
+            pc.if_else(empties, EMPTY_RECORDKEY_PLACEHOLDER, text),
+        )
         parts.append(pc.binary_join_element_wise(f"{field}:", value, ""))
         missing = pc.or_(nulls, empties)
         all_missing = missing if all_missing is None else pc.and_(all_missing, missing)

@@ -29,8 +29,18 @@ _PARSE_LETTERS = frozenset("yYMdahHkKmsSZ")
 _NUMERIC_LETTERS = frozenset("cCxyYdhHmsSeDFwWkK")
 
 MONTHS = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 MS_PER_DAY = 86_400_000
@@ -168,9 +178,16 @@ class _LocalFields:
     """Calendar fields of wall-clock millis, computed on first use."""
 
     _KERNELS = {
-        "year": pc.year, "month": pc.month, "day": pc.day, "hour": pc.hour,
-        "minute": pc.minute, "second": pc.second, "millisecond": pc.millisecond,
-        "day_of_year": pc.day_of_year, "iso_year": pc.iso_year, "iso_week": pc.iso_week,
+        "year": pc.year,
+        "month": pc.month,
+        "day": pc.day,
+        "hour": pc.hour,
+        "minute": pc.minute,
+        "second": pc.second,
+        "millisecond": pc.millisecond,
+        "day_of_year": pc.day_of_year,
+        "iso_year": pc.iso_year,
+        "iso_week": pc.iso_week,
     }
 
     def __init__(self, local_ms: pa.Array) -> None:
@@ -197,8 +214,16 @@ def _year_field(letter: str, fields: _LocalFields) -> pa.Array:
 
 
 def _number_field(letter: str, fields: _LocalFields) -> pa.Array:
-    simple = {"M": "month", "d": "day", "D": "day_of_year", "e": "weekday", "w": "iso_week",
-              "H": "hour", "m": "minute", "s": "second"}
+    simple = {
+        "M": "month",
+        "d": "day",
+        "D": "day_of_year",
+        "e": "weekday",
+        "w": "iso_week",
+        "H": "hour",
+        "m": "minute",
+        "s": "second",
+    }
     if letter in simple:
         return fields.get(simple[letter])
     hour = fields.get("hour")
@@ -219,8 +244,10 @@ def padded(values: pa.Array, width: int) -> pa.Array:
 
 
 def _fraction(millis: pa.Array, width: int) -> pa.Array:
-    scaled = pc.multiply(millis, 10 ** (width - 3)) if width >= 3 else pc.divide(
-        millis, 10 ** (3 - width)
+    scaled = (
+        pc.multiply(millis, 10 ** (width - 3))
+        if width >= 3
+        else pc.divide(millis, 10 ** (3 - width))
     )
     return pc.utf8_lpad(scaled.cast(pa.string()), width, "0")
 
@@ -324,8 +351,12 @@ def _field_regex(token: Token, next_numeric: bool) -> str:
 
 def _text_alternatives(names: list[str]) -> list[str]:
     """Joda's text parser accepts full and short names, as written, lower or upper case."""
-    forms = {form for name in names for text in (name, name[:3])
-             for form in (text, text.lower(), text.upper())}
+    forms = {
+        form
+        for name in names
+        for text in (name, name[:3])
+        for form in (text, text.lower(), text.upper())
+    }
     return sorted(forms, key=lambda form: (-len(form), form))
 
 

@@ -29,9 +29,7 @@ def escape_path_names(values: pa.Array) -> pa.Array:
     return escaped
 
 
-def partition_part(
-    text: pa.Array, field: str, hive_style: bool, url_encode: bool
-) -> pa.Array:
+def partition_part(text: pa.Array, field: str, hive_style: bool, url_encode: bool) -> pa.Array:
     """One field's part of the path from its string values (KeyGenUtils.getPartitionPath)."""
     missing = pc.or_(pc.is_null(text), pc.equal(pc.fill_null(text, ""), ""))
     part = pc.if_else(missing, DEFAULT_PARTITION_PATH, text)

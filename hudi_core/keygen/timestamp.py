@@ -28,12 +28,21 @@ from hudi_core.keygen.joda import JodaFormatter, JodaParser
 from hudi_core.keygen.render import avro_timestamp_count, epoch_millis
 from hudi_core.keygen.zones import UTC, Zone, java_time_zone
 
-_TYPE_UNITS = {"UNIX_TIMESTAMP": "SECONDS", "EPOCHMILLISECONDS": "MILLISECONDS",
-               "EPOCHMICROSECONDS": "MICROSECONDS"}
+_TYPE_UNITS = {
+    "UNIX_TIMESTAMP": "SECONDS",
+    "EPOCHMILLISECONDS": "MILLISECONDS",
+    "EPOCHMICROSECONDS": "MICROSECONDS",
+}
 # TimeUnit -> (multiply, divide) to reach millis, as MILLISECONDS.convert does.
-_TO_MILLIS = {"NANOSECONDS": (1, 1_000_000), "MICROSECONDS": (1, 1_000), "MILLISECONDS": (1, 1),
-              "SECONDS": (1_000, 1), "MINUTES": (60_000, 1), "HOURS": (3_600_000, 1),
-              "DAYS": (86_400_000, 1)}
+_TO_MILLIS = {
+    "NANOSECONDS": (1, 1_000_000),
+    "MICROSECONDS": (1, 1_000),
+    "MILLISECONDS": (1, 1),
+    "SECONDS": (1_000, 1),
+    "MINUTES": (60_000, 1),
+    "HOURS": (3_600_000, 1),
+    "DAYS": (86_400_000, 1),
+}
 _LONG_MAX = np.iinfo(np.int64).max
 _LONG_MIN = np.iinfo(np.int64).min
 _DEFAULT_PARSER = "org.apache.hudi.keygen.parser.HoodieDateTimeParser"
@@ -92,8 +101,7 @@ def _time_unit(options: Options, timestamp_type: str) -> str | None:
 def _output_format(options: Options) -> JodaFormatter:
     if not options.is_set(ko.OUTPUT_DATE_FORMAT):
         raise InvalidOptionError(
-            f"TimestampBasedKeyGenerator needs option {ko.OUTPUT_DATE_FORMAT.key}, "
-            "e.g. yyyy/MM/dd"
+            f"TimestampBasedKeyGenerator needs option {ko.OUTPUT_DATE_FORMAT.key}, e.g. yyyy/MM/dd"
         )
     return JodaFormatter(options.get_option(ko.OUTPUT_DATE_FORMAT), ko.OUTPUT_DATE_FORMAT.key)
 
@@ -153,8 +161,10 @@ def timestamp_partition_text(values: pa.Array, label: str, settings: TimestampSe
 
 
 def _string_input(values: pa.Array, label: str, settings: TimestampSettings) -> pa.Array:
-    is_text = pa.types.is_string(values.type) or pa.types.is_large_string(values.type) or (
-        pa.types.is_string_view(values.type)
+    is_text = (
+        pa.types.is_string(values.type)
+        or pa.types.is_large_string(values.type)
+        or (pa.types.is_string_view(values.type))
     )
     if not is_text and values.null_count < len(values) and not pa.types.is_null(values.type):
         raise InvalidOptionError(
@@ -195,8 +205,13 @@ def _parse_instants(
             offsets = np.where(taken, parsed.offset_ms, offsets)
             has_offset |= taken
         pending &= ~taken
-    _raise_for_rows(pending, text, label, "does not match the input date format(s) "
-                    + " / ".join(repr(p.pattern) for p in settings.parsers))
+    _raise_for_rows(
+        pending,
+        text,
+        label,
+        "does not match the input date format(s) "
+        + " / ".join(repr(p.pattern) for p in settings.parsers),
+    )
     _raise_for_rows(invalid, text, label, "has a date or time field out of range")
     zone_in = settings.input_zone or UTC
     zoned = _local_to_instant(local, ~has_offset, zone_in, text, label)
@@ -262,8 +277,10 @@ def _java_longs(values: pa.Array, label: str, settings: TimestampSettings) -> pa
         return values.cast(pa.date32()).view(pa.int32()).cast(pa.int64())
     if pa.types.is_timestamp(kind):
         return avro_timestamp_count(values)
-    is_text = pa.types.is_string(kind) or pa.types.is_large_string(kind) or (
-        pa.types.is_string_view(kind)
+    is_text = (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or (pa.types.is_string_view(kind))
     )
     if is_text and values.null_count == len(values):
         return pa.nulls(len(values), pa.int64())

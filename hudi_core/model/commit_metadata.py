@@ -89,9 +89,21 @@ class WriteStat:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> WriteStat:
         modelled = {
-            "fileId", "path", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites",
-            "numInserts", "totalWriteBytes", "fileSizeInBytes", "totalWriteErrors",
-            "partitionPath", "logVersion", "logOffset", "baseFile", "logFiles",
+            "fileId",
+            "path",
+            "prevCommit",
+            "numWrites",
+            "numDeletes",
+            "numUpdateWrites",
+            "numInserts",
+            "totalWriteBytes",
+            "fileSizeInBytes",
+            "totalWriteErrors",
+            "partitionPath",
+            "logVersion",
+            "logOffset",
+            "baseFile",
+            "logFiles",
         }
         return cls(
             file_id=data.get("fileId") or "",

@@ -19,8 +19,13 @@ from hudi_core.errors import HudiError
 Filter = tuple[str, str, Any]
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _OPERATORS = {
-    "=": pc.equal, "==": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
-    ">": pc.greater, ">=": pc.greater_equal,
+    "=": pc.equal,
+    "==": pc.equal,
+    "!=": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
 }
 
 

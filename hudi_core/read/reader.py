@@ -31,8 +31,12 @@ from hudi_core.timeline.instant_time import format_instant_time
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 # Key generators whose partition paths hold the partition columns' values verbatim.
-_VALUE_PATH_KEYGENS = ("SimpleKeyGenerator", "ComplexKeyGenerator", "SimpleAvroKeyGenerator",
-                       "ComplexAvroKeyGenerator")
+_VALUE_PATH_KEYGENS = (
+    "SimpleKeyGenerator",
+    "ComplexKeyGenerator",
+    "SimpleAvroKeyGenerator",
+    "ComplexAvroKeyGenerator",
+)
 
 
 @dataclass(frozen=True)
@@ -179,8 +183,13 @@ def normalize_instant(value: str | datetime | date) -> str:
     text = str(value).strip()
     if text.isdigit():
         return text
-    for pattern in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f",
-                    "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+    for pattern in (
+        "%Y-%m-%d %H:%M:%S.%f",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S.%f",
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%d",
+    ):
         try:
             return format_instant_time(datetime.strptime(text, pattern))
         except ValueError:
@@ -188,4 +197,3 @@ def normalize_instant(value: str | datetime | date) -> str:
     raise HudiError(
         f"'{value}' is not an instant time: use yyyyMMddHHmmssSSS or 'yyyy-MM-dd HH:mm:ss.SSS'"
     )
-

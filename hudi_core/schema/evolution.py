@@ -37,6 +37,7 @@ from hudi_core.config.schema_options import (
     SET_NULL_FOR_MISSING_COLUMNS,
 )
 from hudi_core.errors import SchemaError
+from hudi_core.schema.arrow_types import is_list_like, storage_type
 from hudi_core.schema.meta_fields import is_meta_field, strip_meta_fields
 from hudi_core.schema.to_arrow import avro_to_arrow
 from hudi_core.schema.to_avro import arrow_to_avro, decimal_fixed_size
@@ -170,10 +171,10 @@ class _Reconciler:
     def _merge_type(
         self, table_type: pa.DataType, batch_type: pa.DataType, path: str
     ) -> pa.DataType:
-        raw = _storage_type(batch_type)
+        raw = storage_type(batch_type)
         if pa.types.is_struct(table_type) and pa.types.is_struct(raw):
             return pa.struct(self.merge_fields(list(table_type), list(raw), path + "."))
-        if pa.types.is_list(table_type) and _is_list_like(raw):
+        if pa.types.is_list(table_type) and is_list_like(raw):
             item = self._merge_field(table_type.value_field, raw.value_field, path + ".")
             return pa.list_(item.with_name("element"))
         if pa.types.is_map(table_type) and pa.types.is_map(raw):
@@ -329,7 +330,7 @@ def _conform(array: pa.Array, target: pa.DataType, path: str) -> pa.Array:
         return pa.nulls(len(array), target)
     if pa.types.is_struct(target) and pa.types.is_struct(array.type):
         return _conform_struct(array, target, path)
-    if pa.types.is_list(target) and _is_list_like(array.type):
+    if pa.types.is_list(target) and is_list_like(array.type):
         return _conform_list(array, target, path)
     if pa.types.is_map(target) and pa.types.is_map(array.type):
         return _conform_map(array, target, path)
@@ -399,22 +400,4 @@ def _may_lose_precision(source: pa.DataType, target: pa.DataType) -> bool:
         (t.is_integer(source) and t.is_floating(target))
         or (t.is_timestamp(source) and t.is_timestamp(target))
         or (t.is_time(source) and t.is_time(target))
-    )
-
-
-def _storage_type(dtype: pa.DataType) -> pa.DataType:
-    if pa.types.is_dictionary(dtype):
-        return _storage_type(dtype.value_type)
-    if isinstance(dtype, pa.ExtensionType):
-        return _storage_type(dtype.storage_type)
-    return dtype
-
-
-def _is_list_like(dtype: pa.DataType) -> bool:
-    return (
-        pa.types.is_list(dtype)
-        or pa.types.is_large_list(dtype)
-        or pa.types.is_fixed_size_list(dtype)
-        or pa.types.is_list_view(dtype)
-        or pa.types.is_large_list_view(dtype)
     )

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_core.errors import SchemaError
+from hudi_core.schema.arrow_types import is_list_like, storage_type
 from hudi_core.schema.meta_fields import meta_field_names, strip_meta_fields
 
 AvroSchema = dict[str, Any] | list[Any] | str
@@ -144,13 +145,13 @@ class _ArrowToAvro:
         return ["null", base] if self._defaults else [base, "null"]
 
     def _non_null(self, dtype: pa.DataType, name: str, namespace: str) -> AvroSchema:
-        dtype = _storage_type(dtype)
+        dtype = storage_type(dtype)
         primitive = _primitive(dtype)
         if primitive is not None:
             return primitive
         if pa.types.is_decimal(dtype):
             return _decimal(dtype, name, namespace)
-        if _is_list_like(dtype):
+        if is_list_like(dtype):
             item = dtype.value_field
             return {"type": "array", "items": self._type(item.type, item.nullable, name, namespace)}
         if pa.types.is_map(dtype):
@@ -161,7 +162,7 @@ class _ArrowToAvro:
         raise SchemaError(f"column {name!r} has type {dtype}, which Hudi tables cannot store")
 
     def _map(self, dtype: pa.MapType, name: str, namespace: str) -> dict[str, Any]:
-        key_type = _storage_type(dtype.key_type)
+        key_type = storage_type(dtype.key_type)
         if not (pa.types.is_string(key_type) or pa.types.is_large_string(key_type)):
             raise SchemaError(
                 f"map column {name!r} has {dtype.key_type} keys; Hudi maps need string keys"
@@ -176,24 +177,6 @@ def _field_doc(field: pa.Field) -> str | None:
         if key in metadata:
             return metadata[key].decode()
     return None
-
-
-def _storage_type(dtype: pa.DataType) -> pa.DataType:
-    if pa.types.is_dictionary(dtype):
-        return _storage_type(dtype.value_type)
-    if isinstance(dtype, pa.ExtensionType):
-        return _storage_type(dtype.storage_type)
-    return dtype
-
-
-def _is_list_like(dtype: pa.DataType) -> bool:
-    return (
-        pa.types.is_list(dtype)
-        or pa.types.is_large_list(dtype)
-        or pa.types.is_fixed_size_list(dtype)
-        or pa.types.is_list_view(dtype)
-        or pa.types.is_large_list_view(dtype)
-    )
 
 
 _INT_TYPES = (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16())

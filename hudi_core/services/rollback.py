@@ -139,9 +139,7 @@ def _execute(
         "commitsRollback": [plan.instant.timestamp],
         "partitionMetadata": partition_metadata,
         "version": 1,
-        "instantsRollback": [
-            {"commitTime": plan.instant.timestamp, "action": plan.instant.action}
-        ],
+        "instantsRollback": [{"commitTime": plan.instant.timestamp, "action": plan.instant.action}],
     }
     completed = timeline.transition(
         inflight, State.COMPLETED, avro.serialize("HoodieRollbackMetadata", metadata)

@@ -48,8 +48,7 @@ class ActiveTimeline:
     def completed(self, actions: Iterable[str] | None = None) -> list[Instant]:
         wanted = set(actions) if actions is not None else None
         return [
-            i for i in self.instants
-            if i.is_completed and (wanted is None or i.action in wanted)
+            i for i in self.instants if i.is_completed and (wanted is None or i.action in wanted)
         ]
 
     def completed_writes(self) -> list[Instant]:
@@ -59,7 +58,8 @@ class ActiveTimeline:
     def pending(self, actions: Iterable[str] | None = None) -> list[Instant]:
         wanted = set(actions) if actions is not None else None
         return [
-            i for i in self.instants
+            i
+            for i in self.instants
             if not i.is_completed and (wanted is None or i.action in wanted)
         ]
 
@@ -114,8 +114,9 @@ class ActiveTimeline:
             raise TimelineError(
                 f"{instant} already exists on the timeline; instant files are never overwritten"
             ) from exc
-        self.instants = sorted([i for i in self.instants if i.timestamp != instant.timestamp]
-                               + [instant])
+        self.instants = sorted(
+            [i for i in self.instants if i.timestamp != instant.timestamp] + [instant]
+        )
 
     def delete_pending(self, instant: Instant) -> None:
         """Removes the requested and inflight files of an instant that was rolled back."""

@@ -72,7 +72,10 @@ class TaskPlan:
 
 
 def assign_upserts(
-    rows: pa.Table, file_ids: pa.Array, slices: list[FileSlice], sizing: Sizing,
+    rows: pa.Table,
+    file_ids: pa.Array,
+    slices: list[FileSlice],
+    sizing: Sizing,
     use_small_files: bool = True,
 ) -> TaskPlan:
     """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert."""

@@ -333,8 +333,12 @@ def _open_writer(
     if bloom is None and settings.bloom is not None:
         bloom = settings.bloom.new_filter()
     return BaseFileWriter(
-        settings.storage, path, settings.writer_schema, settings.footer_avro_schema,
-        settings.parquet, bloom,
+        settings.storage,
+        path,
+        settings.writer_schema,
+        settings.footer_avro_schema,
+        settings.parquet,
+        bloom,
     )
 
 

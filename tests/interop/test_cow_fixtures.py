@@ -26,7 +26,9 @@ def test_time_travel_to_every_commit_matches_hudi_rs(hudi_fixture, name):
     assert [i.timestamp for i in table.timeline() if i.is_completed] == commits
     for instant in commits:
         ours = table.read(as_of=instant)
-        oracle.assert_same_table(ours, oracle.snapshot(str(path), as_of=instant), f"{name}@{instant}")
+        oracle.assert_same_table(
+            ours, oracle.snapshot(str(path), as_of=instant), f"{name}@{instant}"
+        )
 
 
 @pytest.mark.parametrize("name", COW_TABLES)

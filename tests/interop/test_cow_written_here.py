@@ -15,6 +15,7 @@ from hudi_core import HudiTable
 from tests import datagen, oracle
 
 # Small limits, and bloom filters small enough not to dominate the file size.
+TIMESTAMP_KEYGEN = "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
 SMALL_FILES = {
     "hoodie.parquet.max.file.size": "40000",
     "hoodie.parquet.small.file.limit": "30000",
@@ -22,7 +23,7 @@ SMALL_FILES = {
     "hoodie.bloom.index.filter.dynamic.max.entries": "2000",
 }
 LAYOUTS = {
-    "simple": ([ "city"], {}),
+    "simple": (["city"], {}),
     "hive_style_urlencoded": (
         ["city"],
         {
@@ -34,8 +35,7 @@ LAYOUTS = {
     "timestamp_based": (
         ["event_time"],
         {
-            "hoodie.datasource.write.keygenerator.class":
-                "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+            "hoodie.datasource.write.keygenerator.class": TIMESTAMP_KEYGEN,
             "hoodie.keygen.timebased.timestamp.type": "EPOCHMICROSECONDS",
             "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
         },
@@ -65,7 +65,10 @@ def _write_history(table: HudiTable, layout_options: dict[str, str]) -> list[str
     deleted = pa.array([i % 2 == 0 for i in range(flagged.num_rows)])  # keys 2, 8, 14, ...
     flagged = flagged.append_column("_hoodie_is_deleted", deleted)
     write(flagged, "upsert")
-    write(datagen.trips(list(range(1000, 1040, 4)), seed=6, ts=5, cities=["chennai"]), "insert_overwrite")
+    write(
+        datagen.trips(list(range(1000, 1040, 4)), seed=6, ts=5, cities=["chennai"]),
+        "insert_overwrite",
+    )
     evolved = datagen.trips(list(range(10, 200, 7)), seed=7, ts=6)
     evolved = evolved.append_column("rating", pa.array(range(evolved.num_rows), pa.int64()))
     write(evolved, "upsert")
@@ -108,7 +111,9 @@ def test_incremental_reads_match_hudi_rs(written_table):
     starts = ["00000000000000000", *instants]
     for begin, end in zip(starts, instants, strict=False):
         ours = table.read(query_type="incremental", begin=begin, end=end)
-        oracle.assert_same_table(ours, oracle.incremental(path, begin, end), f"{layout} ({begin},{end}]")
+        oracle.assert_same_table(
+            ours, oracle.incremental(path, begin, end), f"{layout} ({begin},{end}]"
+        )
     whole = table.read(query_type="incremental", begin=instants[1], end=instants[-1])
     oracle.assert_same_table(whole, oracle.incremental(path, instants[1], instants[-1]), layout)
 

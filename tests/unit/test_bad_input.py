@@ -21,10 +21,15 @@ from tests import oracle
 @pytest.fixture
 def table(tmp_path) -> HudiTable:
     table = HudiTable.create(
-        str(tmp_path / "t"), name="t", record_key_fields=["uuid"], partition_fields=["city"],
+        str(tmp_path / "t"),
+        name="t",
+        record_key_fields=["uuid"],
+        partition_fields=["city"],
         precombine_field="ts",
     )
-    table.write(pa.table({"uuid": ["a", "b"], "city": ["sf", "la"], "ts": [1, 1], "fare": [1.0, 2.0]}))
+    table.write(
+        pa.table({"uuid": ["a", "b"], "city": ["sf", "la"], "ts": [1, 1], "fare": [1.0, 2.0]})
+    )
     return table
 
 
@@ -89,8 +94,7 @@ def test_schema_conflict_names_the_column_and_both_types(table):
 
 
 def test_new_nullable_columns_evolve_the_schema(table):
-    table.write(pa.table({"uuid": ["c"], "city": ["sf"], "ts": [2], "fare": [3.0],
-                          "tip": [0.5]}))
+    table.write(pa.table({"uuid": ["c"], "city": ["sf"], "ts": [2], "fare": [3.0], "tip": [0.5]}))
     rows = {r["uuid"]: r["tip"] for r in table.read().to_pylist()}
     assert rows == {"a": None, "b": None, "c": 0.5}
     oracle.assert_same_table(table.read(), oracle.snapshot(table.storage.base_path))

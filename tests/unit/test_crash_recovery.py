@@ -1,4 +1,4 @@
-"""A writer killed mid-write leaves reads unchanged; the next write rolls the failed instant back."""
+"""A writer killed mid-write leaves reads unchanged; the next write rolls it back."""
 
 from __future__ import annotations
 
@@ -51,7 +51,10 @@ def _kill_mid_write(path: str, kill_before: str, action: str = "commit", operati
 def _table_with_history(tmp_path: Path) -> tuple[str, HudiTable]:
     path = str(tmp_path / "trips")
     table = HudiTable.create(
-        path, name="trips", record_key_fields=["uuid"], partition_fields=["city"],
+        path,
+        name="trips",
+        record_key_fields=["uuid"],
+        partition_fields=["city"],
         precombine_field="ts",
     )
     table.write(datagen.trips(list(range(200)), seed=1, ts=1), operation="bulk_insert")
@@ -111,7 +114,9 @@ def test_killed_before_inflight_leaves_only_a_requested_instant(tmp_path):
 def test_killed_overwrite_keeps_the_replaced_file_groups_visible(tmp_path):
     path, table = _table_with_history(tmp_path)
     before = table.read()
-    _kill_mid_write(path, kill_before="COMPLETED", action="replacecommit", operation="insert_overwrite")
+    _kill_mid_write(
+        path, kill_before="COMPLETED", action="replacecommit", operation="insert_overwrite"
+    )
     oracle.assert_same_table(table.read(), before)
     oracle.assert_same_table(oracle.snapshot(path), before)
     table.write(datagen.trips([900], seed=5, ts=5), operation="upsert")

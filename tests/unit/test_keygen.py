@@ -60,27 +60,32 @@ TRIPS = pa.table(
 def test_inferred_generator(keys, partitions, expected):
     options = {RK: keys} | ({PP: partitions} if partitions is not None else {})
     if expected is CustomKeyGenerator:
-        options |= {"hoodie.keygen.timebased.timestamp.type": "UNIX_TIMESTAMP",
-                    "hoodie.keygen.timebased.output.dateformat": "yyyy"}
+        options |= {
+            "hoodie.keygen.timebased.timestamp.type": "UNIX_TIMESTAMP",
+            "hoodie.keygen.timebased.output.dateformat": "yyyy",
+        }
     kg = generator(options)
     assert type(kg) is expected
     assert kg.class_name == expected.default_class_name
 
 
 def test_table_properties_define_the_generator():
-    kg = generator({
-        "hoodie.table.recordkey.fields": "uuid",
-        "hoodie.table.partition.fields": "city",
-        "hoodie.table.keygenerator.class": KG + "ComplexKeyGenerator",
-    })
+    kg = generator(
+        {
+            "hoodie.table.recordkey.fields": "uuid",
+            "hoodie.table.partition.fields": "city",
+            "hoodie.table.keygenerator.class": KG + "ComplexKeyGenerator",
+        }
+    )
     assert type(kg) is ComplexKeyGenerator
     assert kg.record_key_fields == ["uuid"]
     assert kg.partition_path_fields == ["city"]
 
 
 def test_write_options_fill_what_the_table_leaves_out():
-    kg = generator({"hoodie.table.recordkey.fields": "uuid", PP: "city",
-                    CLS: KG + "SimpleKeyGenerator"})
+    kg = generator(
+        {"hoodie.table.recordkey.fields": "uuid", PP: "city", CLS: KG + "SimpleKeyGenerator"}
+    )
     assert (kg.record_key_fields, kg.partition_path_fields) == (["uuid"], ["city"])
 
 
@@ -91,16 +96,26 @@ def test_avro_class_names_are_accepted_and_kept():
 
 
 def test_avro_and_spark_variants_do_not_conflict():
-    kg = generator({"hoodie.table.keygenerator.class": KG + "ComplexKeyGenerator",
-                    CLS: KG + "ComplexAvroKeyGenerator", RK: "uuid", PP: "city"})
+    kg = generator(
+        {
+            "hoodie.table.keygenerator.class": KG + "ComplexKeyGenerator",
+            CLS: KG + "ComplexAvroKeyGenerator",
+            RK: "uuid",
+            PP: "city",
+        }
+    )
     assert kg.class_name == KG + "ComplexKeyGenerator"
 
 
 @pytest.mark.parametrize(
     ("kind", "expected"),
-    [("SIMPLE", SimpleKeyGenerator), ("complex", ComplexKeyGenerator),
-     ("NON_PARTITION", NonpartitionedKeyGenerator), ("GLOBAL_DELETE", GlobalDeleteKeyGenerator),
-     ("COMPLEX_AVRO", ComplexKeyGenerator)],
+    [
+        ("SIMPLE", SimpleKeyGenerator),
+        ("complex", ComplexKeyGenerator),
+        ("NON_PARTITION", NonpartitionedKeyGenerator),
+        ("GLOBAL_DELETE", GlobalDeleteKeyGenerator),
+        ("COMPLEX_AVRO", ComplexKeyGenerator),
+    ],
 )
 def test_keygenerator_type(kind, expected):
     kg = generator({RK: "uuid", PP: "city", "hoodie.datasource.write.keygenerator.type": kind})
@@ -108,8 +123,9 @@ def test_keygenerator_type(kind, expected):
 
 
 def test_table_keygenerator_type_of_newer_tables():
-    kg = generator({"hoodie.table.keygenerator.type": "NON_PARTITION",
-                    "hoodie.table.recordkey.fields": "uuid"})
+    kg = generator(
+        {"hoodie.table.keygenerator.type": "NON_PARTITION", "hoodie.table.recordkey.fields": "uuid"}
+    )
     assert type(kg) is NonpartitionedKeyGenerator
 
 
@@ -118,15 +134,22 @@ def test_table_keygenerator_type_of_newer_tables():
     [
         ({"hoodie.table.recordkey.fields": "uuid", RK: "id"}, "hoodie.table.recordkey.fields=uuid"),
         ({"hoodie.table.partition.fields": "city", PP: "region"}, "config conflict"),
-        ({"hoodie.table.keygenerator.class": KG + "SimpleKeyGenerator",
-          CLS: KG + "ComplexKeyGenerator"}, "config conflict"),
+        (
+            {
+                "hoodie.table.keygenerator.class": KG + "SimpleKeyGenerator",
+                CLS: KG + "ComplexKeyGenerator",
+            },
+            "config conflict",
+        ),
         ({CLS: "com.acme.MyKeyGenerator"}, "com.acme.MyKeyGenerator"),
         ({CLS: KG + "SimpleKeyGenerator", RK: "a,b", PP: "city"}, "single record key field"),
         ({CLS: KG + "SimpleKeyGenerator", RK: "a", PP: "x,y"}, "single partition path field"),
         ({CLS: KG + "CustomKeyGenerator", RK: "a", PP: "x,y"}, "city:SIMPLE,ts:TIMESTAMP"),
         ({RK: "a", PP: "x:HOURLY"}, "SIMPLE or TIMESTAMP"),
-        ({CLS: KG + "TimestampBasedKeyGenerator", RK: "a", PP: "ts"},
-         "hoodie.keygen.timebased.timestamp.type"),
+        (
+            {CLS: KG + "TimestampBasedKeyGenerator", RK: "a", PP: "ts"},
+            "hoodie.keygen.timebased.timestamp.type",
+        ),
     ],
 )
 def test_bad_configurations(options, message):
@@ -140,8 +163,14 @@ def test_same_fields_spelled_with_spaces_agree():
 
 
 def test_custom_types_come_from_the_write_option():
-    kg = generator({"hoodie.table.partition.fields": "city,day", PP: "city:simple,day:SIMPLE",
-                    RK: "uuid", "hoodie.table.keygenerator.class": KG + "CustomKeyGenerator"})
+    kg = generator(
+        {
+            "hoodie.table.partition.fields": "city,day",
+            PP: "city:simple,day:SIMPLE",
+            RK: "uuid",
+            "hoodie.table.keygenerator.class": KG + "CustomKeyGenerator",
+        }
+    )
     assert type(kg) is CustomKeyGenerator
     assert kg.partition_path_fields == ["city", "day"]
 
@@ -198,7 +227,9 @@ def test_complex_placeholders_and_all_missing_error():
     kg = generator({RK: "a,b"})
     batch = pa.table({"a": ["x", None, ""], "b": [None, "y", "z"]})
     assert kg.record_keys(batch).to_pylist() == [
-        "a:x,b:__null__", "a:__null__,b:y", "a:__empty__,b:z",
+        "a:x,b:__null__",
+        "a:__null__,b:y",
+        "a:__empty__,b:z",
     ]
     bad = pa.table({"a": ["x", None, ""], "b": ["y", "", None]})
     with pytest.raises(RecordKeyError) as error:
@@ -270,19 +301,42 @@ def test_record_batch_chunked_dictionary_and_empty_inputs():
 @pytest.mark.parametrize(
     ("values", "expected"),
     [
-        (pa.array([1.0, 100.0, 0.1, 1e7, 1.5e7, 1e-3, 9.99e-4, 123456789.123, 1e-7, 0.0, -0.0]),
-         ["1.0", "100.0", "0.1", "1.0E7", "1.5E7", "0.001", "9.99E-4", "1.23456789123E8",
-          "1.0E-7", "0.0", "-0.0"]),
-        (pa.array([float("nan"), float("inf"), float("-inf"), -1234.5, 1.7976931348623157e308]),
-         ["NaN", "Infinity", "-Infinity", "-1234.5", "1.7976931348623157E308"]),
-        (pa.array([1.1, 3.4028235e38, 16777216.0], pa.float32()),
-         ["1.1", "3.4028235E38", "1.6777216E7"]),
+        (
+            pa.array([1.0, 100.0, 0.1, 1e7, 1.5e7, 1e-3, 9.99e-4, 123456789.123, 1e-7, 0.0, -0.0]),
+            [
+                "1.0",
+                "100.0",
+                "0.1",
+                "1.0E7",
+                "1.5E7",
+                "0.001",
+                "9.99E-4",
+                "1.23456789123E8",
+                "1.0E-7",
+                "0.0",
+                "-0.0",
+            ],
+        ),
+        (
+            pa.array([float("nan"), float("inf"), float("-inf"), -1234.5, 1.7976931348623157e308]),
+            ["NaN", "Infinity", "-Infinity", "-1234.5", "1.7976931348623157E308"],
+        ),
+        (
+            pa.array([1.1, 3.4028235e38, 16777216.0], pa.float32()),
+            ["1.1", "3.4028235E38", "1.6777216E7"],
+        ),
         (pa.array([True, False]), ["true", "false"]),
         (pa.array([-5, 127], pa.int8()), ["-5", "127"]),
-        (pa.array([decimal.Decimal("12345.67890"), decimal.Decimal("-1.00000")],
-                  pa.decimal128(10, 5)), ["12345.67890", "-1.00000"]),
-        (pa.array([decimal.Decimal("0.0000001"), decimal.Decimal("0E-7")], pa.decimal128(10, 7)),
-         ["1E-7", "0E-7"]),
+        (
+            pa.array(
+                [decimal.Decimal("12345.67890"), decimal.Decimal("-1.00000")], pa.decimal128(10, 5)
+            ),
+            ["12345.67890", "-1.00000"],
+        ),
+        (
+            pa.array([decimal.Decimal("0.0000001"), decimal.Decimal("0E-7")], pa.decimal128(10, 7)),
+            ["1E-7", "0E-7"],
+        ),
         (pa.array([datetime.date(2023, 4, 1)]), ["2023-04-01"]),
         (pa.array(["x"], pa.large_string()), ["x"]),
         (pa.array([None, 1], pa.int64()), [None, "1"]),
@@ -298,7 +352,8 @@ def test_timestamps_are_raw_avro_counts_unless_consistent():
     assert java_strings(micros, "f", False).to_pylist() == ["1680350460123456", "-1500"]
     assert java_strings(millis, "f", False).to_pylist() == ["1680350460120"]
     assert java_strings(micros, "f", True).to_pylist() == [
-        "2023-04-01 12:01:00.123", "1969-12-31 23:59:59.999",
+        "2023-04-01 12:01:00.123",
+        "1969-12-31 23:59:59.999",
     ]
     assert java_strings(millis, "f", True).to_pylist() == ["2023-04-01 12:01:00.12"]
     seconds = pa.array([0], pa.timestamp("s"))
@@ -326,10 +381,14 @@ def test_consistent_timestamp_option_reaches_record_keys():
 def test_default_partition_for_null_and_empty_values():
     batch = pa.table({"id": [1, 2, 3], "city": ["sf", None, ""]})
     assert generator({RK: "id", PP: "city"}).partition_paths(batch).to_pylist() == [
-        "sf", "__HIVE_DEFAULT_PARTITION__", "__HIVE_DEFAULT_PARTITION__",
+        "sf",
+        "__HIVE_DEFAULT_PARTITION__",
+        "__HIVE_DEFAULT_PARTITION__",
     ]
     assert generator({RK: "id", PP: "city", HIVE: "true"}).partition_paths(batch).to_pylist() == [
-        "city=sf", "city=__HIVE_DEFAULT_PARTITION__", "city=__HIVE_DEFAULT_PARTITION__",
+        "city=sf",
+        "city=__HIVE_DEFAULT_PARTITION__",
+        "city=__HIVE_DEFAULT_PARTITION__",
     ]
 
 
@@ -338,22 +397,42 @@ def test_several_partition_fields_join_with_slashes():
     kg = generator({RK: "id", PP: "country,day"})
     assert type(kg) is ComplexKeyGenerator
     assert kg.partition_paths(batch).to_pylist() == [
-        "us/20230401", "__HIVE_DEFAULT_PARTITION__/20230402",
+        "us/20230401",
+        "__HIVE_DEFAULT_PARTITION__/20230402",
     ]
     hive = generator({RK: "id", PP: "country,day", HIVE: "true"})
     assert hive.partition_paths(batch).to_pylist() == [
-        "country=us/day=20230401", "country=__HIVE_DEFAULT_PARTITION__/day=20230402",
+        "country=us/day=20230401",
+        "country=__HIVE_DEFAULT_PARTITION__/day=20230402",
     ]
 
 
 def test_url_encoding_uses_hives_escape_set():
-    values = ["a/b", "100%", "k=v:w?", "x#y*z", "q'\"\\", "{[]}^", "tab\there", "\x7f",
-              "ok-_.~ é", ""]
+    values = [
+        "a/b",
+        "100%",
+        "k=v:w?",
+        "x#y*z",
+        "q'\"\\",
+        "{[]}^",
+        "tab\there",
+        "\x7f",
+        "ok-_.~ é",
+        "",
+    ]
     batch = pa.table({"id": list(range(len(values))), "p": values})
     kg = generator({RK: "id", PP: "p", ENCODE: "true", HIVE: "true"})
     assert kg.partition_paths(batch).to_pylist() == [
-        "p=a%2Fb", "p=100%25", "p=k%3Dv%3Aw%3F", "p=x%23y%2Az", "p=q%27%22%5C", "p=%7B%5B%5D}%5E",
-        "p=tab%09here", "p=%7F", "p=ok-_.~ é", "p=__HIVE_DEFAULT_PARTITION__",
+        "p=a%2Fb",
+        "p=100%25",
+        "p=k%3Dv%3Aw%3F",
+        "p=x%23y%2Az",
+        "p=q%27%22%5C",
+        "p=%7B%5B%5D}%5E",
+        "p=tab%09here",
+        "p=%7F",
+        "p=ok-_.~ é",
+        "p=__HIVE_DEFAULT_PARTITION__",
     ]
     plain = generator({RK: "id", PP: "p"})
     assert plain.partition_paths(batch).to_pylist()[0] == "a/b"
@@ -365,38 +444,55 @@ def test_missing_partition_column_is_an_error():
 
 
 def test_partition_values_are_written_like_keys():
-    batch = pa.table({"id": [1, 2], "d": pa.array([datetime.date(2023, 4, 1), None]),
-                      "f": [1.0, 2.5e-5], "b": [True, None]})
+    batch = pa.table(
+        {
+            "id": [1, 2],
+            "d": pa.array([datetime.date(2023, 4, 1), None]),
+            "f": [1.0, 2.5e-5],
+            "b": [True, None],
+        }
+    )
     kg = generator({RK: "id", PP: "d,f,b"})
     assert kg.partition_paths(batch).to_pylist() == [
-        "2023-04-01/1.0/true", "__HIVE_DEFAULT_PARTITION__/2.5E-5/__HIVE_DEFAULT_PARTITION__",
+        "2023-04-01/1.0/true",
+        "__HIVE_DEFAULT_PARTITION__/2.5E-5/__HIVE_DEFAULT_PARTITION__",
     ]
 
 
 def test_custom_generator_mixes_simple_and_timestamp_parts():
-    batch = pa.table({"uuid": ["a", "b"], "city": ["sf", None],
-                      "ts": pa.array([1680350460, None], pa.int64())})
-    kg = generator({
-        RK: "uuid", PP: "city:SIMPLE,ts:timestamp", HIVE: "true",
-        "hoodie.keygen.timebased.timestamp.type": "UNIX_TIMESTAMP",
-        "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd",
-    })
+    batch = pa.table(
+        {"uuid": ["a", "b"], "city": ["sf", None], "ts": pa.array([1680350460, None], pa.int64())}
+    )
+    kg = generator(
+        {
+            RK: "uuid",
+            PP: "city:SIMPLE,ts:timestamp",
+            HIVE: "true",
+            "hoodie.keygen.timebased.timestamp.type": "UNIX_TIMESTAMP",
+            "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd",
+        }
+    )
     assert kg.class_name == KG + "CustomKeyGenerator"
     assert kg.partition_path_fields == ["city", "ts"]
     assert kg.record_keys(batch).to_pylist() == ["a", "b"]
     assert kg.partition_paths(batch).to_pylist() == [
-        "city=sf/ts=2023-04-01", "city=__HIVE_DEFAULT_PARTITION__/ts=1970-01-01",
+        "city=sf/ts=2023-04-01",
+        "city=__HIVE_DEFAULT_PARTITION__/ts=1970-01-01",
     ]
     two_keys = generator({RK: "uuid,city", PP: "city:SIMPLE"})
     assert two_keys.record_keys(batch.slice(0, 1)).to_pylist() == ["uuid:a,city:sf"]
 
 
 def test_timestamp_generator_uses_the_simple_record_key():
-    kg = generator({
-        RK: "uuid", PP: "ts", CLS: KG + "TimestampBasedKeyGenerator",
-        "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
-        "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
-    })
+    kg = generator(
+        {
+            RK: "uuid",
+            PP: "ts",
+            CLS: KG + "TimestampBasedKeyGenerator",
+            "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
+            "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
+        }
+    )
     assert type(kg) is TimestampBasedKeyGenerator
     assert kg.record_keys(TRIPS).to_pylist() == ["a1", "b2", "c3"]
     assert kg.partition_paths(TRIPS).to_pylist() == ["1970/01/01"] * 3

@@ -14,9 +14,11 @@ from hudi_core.keygen import key_generator_for
 
 # hoodie.properties does not keep the timestamp type; the fixture was written with DATE_STRING
 # (its ts_str column holds strings like 2023-04-01T12:01:00.123Z).
-WRITE_OPTIONS = {"v6_timebasedkeygen_nonhivestyle": {
-    "hoodie.keygen.timebased.timestamp.type": "DATE_STRING",
-}}
+WRITE_OPTIONS = {
+    "v6_timebasedkeygen_nonhivestyle": {
+        "hoodie.keygen.timebased.timestamp.type": "DATE_STRING",
+    }
+}
 
 WITH_META_FIELDS = [
     ("cow", "v6_nonpartitioned"),

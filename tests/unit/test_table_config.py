@@ -17,7 +17,9 @@ from hudi_core.storage import Storage
 from tests.conftest import fixture_zips
 
 
-@pytest.mark.parametrize("zip_path", fixture_zips("cow") + fixture_zips("mor"), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "zip_path", fixture_zips("cow") + fixture_zips("mor"), ids=lambda p: p.stem
+)
 def test_checksum_matches_every_apache_hudi_table(hudi_fixture, zip_path):
     kind = zip_path.parent.name
     path = hudi_fixture(kind, zip_path.stem)
@@ -48,8 +50,9 @@ def test_new_config_fills_versions_and_checksum():
     config = _new_config(**{"hoodie.database.name": "db"})
     assert config.properties["hoodie.table.version"] == "6"
     assert config.properties["hoodie.timeline.layout.version"] == "1"
-    assert config.properties["hoodie.table.checksum"] == str(table_checksum({
-        "hoodie.table.name": "t", "hoodie.database.name": "db"}))
+    assert config.properties["hoodie.table.checksum"] == str(
+        table_checksum({"hoodie.table.name": "t", "hoodie.database.name": "db"})
+    )
 
 
 def test_unknown_table_version_is_refused_with_a_clear_error(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from hudi_core import HudiTable
 from hudi_core.io.bloom_filter import bloom_filter_from_footer
+from hudi_core.merge.record_merger import DEFAULT_PAYLOAD
 from hudi_core.timeline import avro_metadata
 from tests import datagen, oracle
 
@@ -47,16 +48,30 @@ def _by_key(table: pa.Table, column: str) -> dict:
 
 
 def test_bulk_insert_sorts_by_partition_then_key_and_rolls_files_at_the_max_size(tmp_path):
-    table = _table(tmp_path, options={"hoodie.index.bloom.num_entries": "100",
-                                      "hoodie.bloom.index.filter.dynamic.max.entries": "400"})
+    table = _table(
+        tmp_path,
+        options={
+            "hoodie.index.bloom.num_entries": "100",
+            "hoodie.bloom.index.filter.dynamic.max.entries": "400",
+        },
+    )
     keys = [f"k{i:05d}" for i in range(6000)][::-1]
-    batch = pa.table({
-        "uuid": keys, "city": [["sf", "la"][i % 2] for i in range(6000)], "ts": list(range(6000)),
-        "fare": pc.random(6000),  # incompressible, so the files do reach the max size
-    })
-    instant = table.write(batch, operation="bulk_insert", options={
-        "hoodie.parquet.max.file.size": "20000", "hoodie.copyonwrite.record.size.estimate": "10",
-    })
+    batch = pa.table(
+        {
+            "uuid": keys,
+            "city": [["sf", "la"][i % 2] for i in range(6000)],
+            "ts": list(range(6000)),
+            "fare": pc.random(6000),  # incompressible, so the files do reach the max size
+        }
+    )
+    instant = table.write(
+        batch,
+        operation="bulk_insert",
+        options={
+            "hoodie.parquet.max.file.size": "20000",
+            "hoodie.copyonwrite.record.size.estimate": "10",
+        },
+    )
     stats = _stats(_commit_metadata(table, instant))
     per_partition = {p: [s for s in stats if s["partitionPath"] == p] for p in ("sf", "la")}
     assert all(len(files) > 2 for files in per_partition.values())
@@ -83,14 +98,22 @@ def test_upsert_updates_in_place_and_records_write_stats(tmp_path):
     second = table.write(_batch(["b", "d"], [2, 2], [20.0, 40.0]))
     latest = table.read()
     assert _by_key(latest, "fare") == {"a": 1.0, "b": 20.0, "c": 3.0, "d": 40.0}
-    assert _by_key(latest, "_hoodie_commit_time") == {"a": first, "b": second, "c": first, "d": second}
+    assert _by_key(latest, "_hoodie_commit_time") == {
+        "a": first,
+        "b": second,
+        "c": first,
+        "d": second,
+    }
     (stat,) = _stats(_commit_metadata(table, second))
     assert (stat["numWrites"], stat["numUpdateWrites"], stat["numInserts"]) == (4, 1, 1)
     assert stat["prevCommit"] == first
     data = pq.read_table(Path(table.storage.base_path) / stat["path"])
     assert data["_hoodie_record_key"].to_pylist() == ["a", "b", "c", "d"]  # stored order kept
     assert data["_hoodie_commit_seqno"].to_pylist() == [
-        f"{first}_0_0", f"{second}_0_1", f"{first}_0_2", f"{second}_0_3"
+        f"{first}_0_0",
+        f"{second}_0_1",
+        f"{first}_0_2",
+        f"{second}_0_3",
     ]
     assert set(data["_hoodie_file_name"].to_pylist()) == {Path(stat["path"]).name}
 
@@ -98,8 +121,7 @@ def test_upsert_updates_in_place_and_records_write_stats(tmp_path):
 def test_default_payload_keeps_newer_stored_records_from_late_data(tmp_path):
     table = _table(
         tmp_path,
-        options={"hoodie.datasource.write.payload.class":
-                 "org.apache.hudi.common.model.DefaultHoodieRecordPayload"},
+        options={"hoodie.datasource.write.payload.class": DEFAULT_PAYLOAD},
     )
     table.write(_batch(["a", "b"], [10, 10], [1.0, 2.0]))
     table.write(_batch(["a", "b"], [5, 11], [100.0, 200.0]))
@@ -134,11 +156,16 @@ def test_insert_into_small_files_then_new_file_groups(tmp_path):
     stats = _stats(_commit_metadata(table, second))
     assert stats and all(s["prevCommit"] == first for s in stats)  # topped up, not new
     assert table.read().num_rows == 80
-    tiny = {"hoodie.parquet.small.file.limit": "0", "hoodie.copyonwrite.insert.split.size": "5",
-            "hoodie.copyonwrite.insert.auto.split": "false"}
+    tiny = {
+        "hoodie.parquet.small.file.limit": "0",
+        "hoodie.copyonwrite.insert.split.size": "5",
+        "hoodie.copyonwrite.insert.auto.split": "false",
+    }
     third = table.write(datagen.trips(list(range(80, 120)), seed=3, ts=1), "insert", tiny)
     stats = _stats(_commit_metadata(table, third))
-    assert len(stats) == 8 and all(s["prevCommit"] == "null" and s["numInserts"] == 5 for s in stats)
+    assert len(stats) == 8 and all(
+        s["prevCommit"] == "null" and s["numInserts"] == 5 for s in stats
+    )
 
 
 def test_insert_keeps_duplicates_unless_asked_to_drop_them(tmp_path):
@@ -146,8 +173,11 @@ def test_insert_keeps_duplicates_unless_asked_to_drop_them(tmp_path):
     table.write(_batch(["a", "b"], [1, 1], [1.0, 2.0]), "insert")
     table.write(_batch(["a"], [2], [10.0]), "insert")
     assert sorted(table.read()["uuid"].to_pylist()) == ["a", "a", "b"]
-    table.write(_batch(["b", "c"], [3, 3], [20.0, 30.0]), "insert",
-                {"hoodie.datasource.write.insert.drop.duplicates": "true"})
+    table.write(
+        _batch(["b", "c"], [3, 3], [20.0, 30.0]),
+        "insert",
+        {"hoodie.datasource.write.insert.drop.duplicates": "true"},
+    )
     assert sorted(table.read()["uuid"].to_pylist()) == ["a", "a", "b", "c"]
     assert _by_key(table.read().filter(pc.equal(table.read()["uuid"], "b")), "fare") == {"b": 2.0}
 
@@ -180,8 +210,11 @@ def test_delete_partition_replaces_the_named_partitions(tmp_path):
     table = _table(tmp_path)
     table.write(_batch(["a"], [1], [1.0], city="sf"))
     table.write(_batch(["c"], [1], [3.0], city="la"))
-    table.write(pa.table({"uuid": pa.array([], pa.string())}), "delete_partition",
-                {"hoodie.datasource.write.partitions.to.delete": "la"})
+    table.write(
+        pa.table({"uuid": pa.array([], pa.string())}),
+        "delete_partition",
+        {"hoodie.datasource.write.partitions.to.delete": "la"},
+    )
     assert table.read()["uuid"].to_pylist() == ["a"]
 
 
@@ -191,8 +224,11 @@ def test_bloom_index_tags_like_the_simple_index(tmp_path):
         table = _table(tmp_path / index, options={"hoodie.index.type": index})
         table.write(datagen.trips(list(range(300)), seed=1, ts=1), "bulk_insert")
         table.write(datagen.trips(list(range(0, 600, 3)), seed=2, ts=2), "upsert")
-        results.append(table.read().drop_columns(["_hoodie_commit_time", "_hoodie_commit_seqno",
-                                                  "_hoodie_file_name"]))
+        results.append(
+            table.read().drop_columns(
+                ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_file_name"]
+            )
+        )
     assert oracle.sorted_rows(results[0]) == oracle.sorted_rows(results[1])
     assert results[1].num_rows == 400
 
@@ -207,7 +243,9 @@ def test_base_files_carry_the_footer_apache_hudi_writes(tmp_path):
     assert footer[b"hoodie_bloom_filter_type_code"] == b"DYNAMIC_V0"
     assert bloom_filter_from_footer(footer).might_contain(pa.array(["a", "b", "c"])).all()
     assert b"ARROW:schema" not in footer
-    partition_meta = (Path(table.storage.base_path) / "sf" / ".hoodie_partition_metadata").read_text()
+    partition_meta = (
+        Path(table.storage.base_path) / "sf" / ".hoodie_partition_metadata"
+    ).read_text()
     assert "partitionDepth=1" in partition_meta
     assert not any((Path(table.storage.base_path) / ".hoodie" / ".temp").iterdir())  # markers gone
 
@@ -225,11 +263,14 @@ def test_write_options_cannot_redefine_the_table(tmp_path):
 
     table = _table(tmp_path)
     with pytest.raises(InvalidOptionError, match="conflicts with the table"):
-        table.write(_batch(["a"], [1], [1.0]),
-                    options={"hoodie.datasource.write.recordkey.field": "city"})
+        table.write(
+            _batch(["a"], [1], [1.0]), options={"hoodie.datasource.write.recordkey.field": "city"}
+        )
     with pytest.raises(InvalidOptionError, match="hive_style"):
-        table.write(_batch(["a"], [1], [1.0]),
-                    options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+        table.write(
+            _batch(["a"], [1], [1.0]),
+            options={"hoodie.datasource.write.hive_style_partitioning": "true"},
+        )
     assert table.timeline() == []
 
 
