@@ -149,8 +149,7 @@ def read_base_file_with_footer(storage: Storage, path: str) -> tuple[pa.Table, d
     with storage.fs.open_input_file(storage.full_path(path)) as source:
         parquet = pq.ParquetFile(source)
         footer = parquet.metadata.metadata or {}
-        rows = parquet.read(use_threads=False)  # tasks already run side by side
-        return rows, {k.decode(): v.decode() for k, v in footer.items()}
+        return parquet.read(), {k.decode(): v.decode() for k, v in footer.items()}
 
 
 def read_footer(storage: Storage, path: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice
-from hudi_core.model.file_names import PARTITION_METAFILE, BaseFileName
+from hudi_core.model.file_names import BaseFileName
 from hudi_core.storage import FileEntry, Storage
 from hudi_core.timeline import ActiveTimeline
 from hudi_core.timeline.instant import REPLACE_COMMIT
@@ -31,9 +31,6 @@ class FileSystemView:
                 metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
                 self.replaced |= metadata.replaced_file_ids()
         files = list_table_files(storage)
-        self.partition_paths = sorted(
-            entry.parent for entry in files if entry.name == PARTITION_METAFILE
-        )
         self.file_groups = _group_base_files(files)
 
     def latest_slices(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:

@@ -120,14 +120,19 @@ class TableReader:
     ) -> pa.Table:
         schema = self._output_schema(data_schema)
         expression = to_expression(request.filters, schema)
+        filtered_on = {f[0] for f in request.filters or []}
         if extra_filter is not None:
             expression = extra_filter if expression is None else expression & extra_filter
+            filtered_on.add(COMMIT_TIME_FIELD)
         columns = _checked_columns(request.columns, schema)
+        needed = columns + [c for c in schema.names if c in filtered_on and c not in columns]
 
         def read_one(file_slice: FileSlice) -> pa.Table:
             assert file_slice.base_file is not None
-            path = file_slice.base_file.path
-            return _read_base_file(self.storage, path, schema, columns, expression)
+            table = _read_base_file(self.storage, file_slice.base_file.path, schema, needed)
+            if expression is not None:
+                table = table.filter(expression)
+            return table.select(columns)
 
         tables = self.engine.map(read_one, slices)
         if not tables:
@@ -144,22 +149,12 @@ class TableReader:
         return table.select(_checked_columns(request.columns, schema)) if request.columns else table
 
 
-def _read_base_file(
-    storage: Storage,
-    path: str,
-    schema: pa.Schema,
-    columns: list[str],
-    expression: ds.Expression | None,
-) -> pa.Table:
-    """One base file in `schema`: missing columns as nulls, then filtered and projected."""
+def _read_base_file(storage: Storage, path: str, schema: pa.Schema, columns: list[str]) -> pa.Table:
+    """`columns` of one base file, in `schema`: columns the file predates come back null."""
     parquet = pq.ParquetFile(storage.full_path(path), filesystem=storage.fs)
     present = set(parquet.schema_arrow.names)
-    needed = list(schema.names) if expression is not None else columns
-    table = parquet.read(columns=[c for c in needed if c in present])
-    table = cast_batch_to_schema(table, pa.schema([schema.field(c) for c in needed]))
-    if expression is not None:
-        table = table.filter(expression).select(columns)
-    return table
+    table = parquet.read(columns=[c for c in columns if c in present])
+    return cast_batch_to_schema(table, pa.schema([schema.field(c) for c in columns]))
 
 
 def _checked_columns(columns: Sequence[str] | None, schema: pa.Schema) -> list[str]:

@@ -56,12 +56,11 @@ from hudi_core.write.record_size import average_record_size
 
 REPLACING_OPERATIONS = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
 # A write option naming the same thing as a table property must agree with it.
+# (Options named as table properties must equal them too.)
 TABLE_DEFINING_OPTIONS = {
     W.RECORD_KEY_FIELD.key: T.RECORD_KEY_FIELDS.key,
     W.PARTITION_PATH_FIELD.key: T.PARTITION_FIELDS.key,
     W.PRECOMBINE_FIELD.key: T.PRECOMBINE_FIELD.key,
-    T.HIVE_STYLE_PARTITIONING.key: T.HIVE_STYLE_PARTITIONING.key,
-    T.URL_ENCODE_PARTITIONING.key: T.URL_ENCODE_PARTITIONING.key,
 }
 
 
@@ -92,18 +91,21 @@ class WriteClient:
         return job.run(rows, data_schema)
 
     def _options(self, operation: str, options: Mapping[str, Any] | None) -> Options:
-        user = dict(options or {})
-        for option_key, table_key in TABLE_DEFINING_OPTIONS.items():
-            if option_key in user and table_key in self.config.properties:
-                given = Options(user)[option_key]
-                stored = self.config.properties[table_key]
-                if given.replace(" ", "").lower() != stored.replace(" ", "").lower():
-                    raise InvalidOptionError(
-                        f"option {option_key}={given} conflicts with the table's "
-                        f"{table_key}={stored}; a table's keys and layout cannot change"
-                    )
-        user[W.OPERATION.key] = operation
-        return Options(self.config.properties, user)
+        user = Options(options)
+        for option_key, table_key in self._table_defining_keys(user):
+            given, stored = user[option_key], self.config.properties[table_key]
+            if given.replace(" ", "").lower() != stored.replace(" ", "").lower():
+                raise InvalidOptionError(
+                    f"option {option_key}={given} conflicts with the table's "
+                    f"{table_key}={stored}; a table's keys and layout cannot change"
+                )
+        return Options(self.config.properties, user, {W.OPERATION.key: operation})
+
+    def _table_defining_keys(self, user: Options) -> list[tuple[str, str]]:
+        """(write option, table property) pairs the user set and the table defines."""
+        pairs = [(key, key) for key in user if key in self.config.properties]
+        pairs += [(k, t) for k, t in TABLE_DEFINING_OPTIONS.items() if k in user and k != t]
+        return [(k, t) for k, t in pairs if t in self.config.properties]
 
 
 class _WriteJob:

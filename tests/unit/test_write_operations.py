@@ -278,3 +278,26 @@ def test_pandas_dataframes_are_accepted(tmp_path):
     table = _table(tmp_path)
     table.write(_batch(["a", "b"], [1, 1], [1.0, 2.0]).to_pandas())
     assert table.read().num_rows == 2
+
+
+def test_a_merged_file_bloom_filter_equals_one_built_from_its_keys(tmp_path):
+    # Merges extend the stored filter with the inserted keys instead of rehashing every key;
+    # the result must be exactly the filter of the new file's keys, in file order.
+    from hudi_core.io.bloom_filter import new_bloom_filter
+
+    options = {
+        "hoodie.index.bloom.num_entries": "100",
+        "hoodie.bloom.index.filter.dynamic.max.entries": "1000",
+    }
+    table = _table(tmp_path, options=options)
+    table.write(datagen.trips(list(range(0, 400, 2)), seed=1, ts=1), "bulk_insert")
+    instant = table.write(datagen.trips(list(range(0, 500, 5)), seed=2, ts=2), "upsert")
+    merged = [s for s in _stats(_commit_metadata(table, instant)) if s["prevCommit"] != "null"]
+    assert merged and all(stat["numInserts"] > 0 for stat in merged)
+    for stat in merged:
+        file = pq.ParquetFile(Path(table.storage.base_path) / stat["path"])
+        keys = file.read(columns=["_hoodie_record_key"]).column(0)
+        rebuilt = new_bloom_filter("DYNAMIC_V0", 100, 1e-9, 1000)
+        rebuilt.add_keys(keys)
+        stored = bloom_filter_from_footer(file.metadata.metadata)
+        assert stored.serialize() == rebuilt.serialize()
