@@ -67,7 +67,7 @@ class TaskPlan:
                 MergeTask(len(tasks), partition, file_id, file_slice.base_file, rows, match_keys)
             )
         for partition, rows, order in self._creates:
-            tasks.append(CreateTask(len(tasks), partition, [new_file_id(0)], rows, order))
+            tasks.append(CreateTask(len(tasks), partition, new_file_id(0), rows, order))
         return tasks
 
 

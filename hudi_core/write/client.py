@@ -55,8 +55,8 @@ from hudi_core.write.prepare import as_arrow_table, prepare_deletes, prepare_row
 from hudi_core.write.record_size import average_record_size
 
 REPLACING_OPERATIONS = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
-# A write option naming the same thing as a table property must agree with it.
-# (Options named as table properties must equal them too.)
+# Write options naming what a table property defines; like options named as table properties,
+# they must agree with the table.
 TABLE_DEFINING_OPTIONS = {
     W.RECORD_KEY_FIELD.key: T.RECORD_KEY_FIELDS.key,
     W.PARTITION_PATH_FIELD.key: T.PARTITION_FIELDS.key,
@@ -125,6 +125,16 @@ class _WriteJob:
         payload = options.get_option(W.PAYLOAD_CLASS) or options.get_option(T.PAYLOAD_CLASS)
         self.merger = RecordMerger(payload, self.config.precombine_field)
 
+    @functools.cached_property
+    def sizing(self) -> Sizing:
+        auto_split = self.options.get_option(W.INSERT_AUTO_SPLIT)
+        return Sizing(
+            max_file_size=self.options.get_option(S.PARQUET_MAX_FILE_SIZE),
+            small_file_limit=self.options.get_option(S.PARQUET_SMALL_FILE_LIMIT),
+            record_size=average_record_size(self.timeline, self.options),
+            insert_split_size=None if auto_split else self.options.get_option(W.INSERT_SPLIT_SIZE),
+        )
+
     def prepare(self, batch: pa.Table) -> tuple[pa.Table, pa.Schema | None]:
         if self.op == "DELETE_PARTITION":
             return batch, self.table_schema
@@ -169,7 +179,7 @@ class _WriteJob:
     # ---- planning
 
     def _plan(self, rows: pa.Table, slices: list[FileSlice]) -> _Plan:
-        sizing = self._sizing()
+        sizing = self.sizing
         if self.op == "DELETE_PARTITION":
             partitions = self._partitions_to_delete(rows)
             doomed = [s for s in slices if s.partition_path in partitions]
@@ -218,15 +228,6 @@ class _WriteJob:
             )
         return set(pc.unique(self.key_generator.partition_paths(batch)).to_pylist())
 
-    def _sizing(self) -> Sizing:
-        auto_split = self.options.get_option(W.INSERT_AUTO_SPLIT)
-        return Sizing(
-            max_file_size=self.options.get_option(S.PARQUET_MAX_FILE_SIZE),
-            small_file_limit=self.options.get_option(S.PARQUET_SMALL_FILE_LIMIT),
-            record_size=average_record_size(self.timeline, self.options),
-            insert_split_size=None if auto_split else self.options.get_option(W.INSERT_SPLIT_SIZE),
-        )
-
     # ---- execution
 
     def _execute(
@@ -243,7 +244,6 @@ class _WriteJob:
 
     def _settings(self, instant_time: str, data_schema: pa.Schema) -> WriteSettings:
         file_schema = add_meta_fields(data_schema, nullable=True)
-        sizing = self._sizing()
         bloom = None
         wants_bloom = self.options.get_option(S.PARQUET_BLOOM_FILTER_ENABLED) or (
             self.options.get_option(I.INDEX_TYPE) == "BLOOM"
@@ -265,8 +265,8 @@ class _WriteJob:
             parquet=ParquetSettings.from_options(self.options),
             bloom=bloom,
             merger=self.merger,
-            max_file_size=sizing.max_file_size,
-            record_size=sizing.record_size,
+            max_file_size=self.sizing.max_file_size,
+            record_size=self.sizing.record_size,
             populate_meta_fields=self.config.populate_meta_fields,
             key_generator=self.key_generator,
         )
@@ -312,7 +312,7 @@ def _workload(plan: _Plan, op: str) -> CommitMetadata:
             stat = WriteStat(task.file_id, task.partition_path, "", task.base_file.instant_time)
             stat.num_update_writes = task.rows.num_rows
         else:
-            stat = WriteStat(task.file_ids[0], task.partition_path, "")
+            stat = WriteStat(task.file_id, task.partition_path, "")
             stat.num_inserts = task.num_rows
             partition_total = workload.partition_to_write_stats[task.partition_path][0]
             partition_total.num_inserts += stat.num_inserts

@@ -86,7 +86,7 @@ class CreateTask:
 
     task_id: int
     partition_path: str
-    file_ids: list[str]  # ids to use in turn; the last one is reused with a suffix if exceeded
+    file_id: str  # of the first file; rolled-over files take the next '-<n>' suffixes
     rows: pa.Table  # data columns plus key, partition and delete-flag columns
     order: pa.Array | None = None  # the rows to write, by index into `rows`, in write order
 
@@ -100,7 +100,7 @@ class CreateTask:
         rows = _drop_deletes(rows)
         stats: list[WriteStat] = []
         offset, bytes_per_row = 0, float(settings.record_size)
-        while offset < rows.num_rows or not stats:
+        while offset < rows.num_rows:
             file_id = self._file_id(len(stats))
             writer = _open_writer(settings, self.task_id, self.partition_path, file_id, "CREATE")
             while offset < rows.num_rows and _has_room(writer, settings.max_file_size):
@@ -119,10 +119,8 @@ class CreateTask:
         return stats
 
     def _file_id(self, index: int) -> str:
-        """The id of the index-th file: a given id, or the last one given with a new suffix."""
-        if index < len(self.file_ids):
-            return self.file_ids[index]
-        return f"{self.file_ids[-1].rsplit('-', 1)[0]}-{index}"
+        """The id of the index-th file: a UUID with the suffix -<index>, as Apache Hudi rolls."""
+        return f"{self.file_id.rsplit('-', 1)[0]}-{index}"
 
 
 _ROLL_SLACK = 0.05  # a file within 5% of the max size is full: no sliver row groups

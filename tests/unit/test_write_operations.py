@@ -301,3 +301,16 @@ def test_a_merged_file_bloom_filter_equals_one_built_from_its_keys(tmp_path):
         rebuilt.add_keys(keys)
         stored = bloom_filter_from_footer(file.metadata.metadata)
         assert stored.serialize() == rebuilt.serialize()
+
+
+def test_bulk_insert_without_sorting_keeps_input_order_within_a_partition(tmp_path):
+    table = _table(tmp_path)
+    keys = ["m", "c", "x", "a"]
+    instant = table.write(
+        _batch(keys, [1] * 4, [1.0] * 4),
+        "bulk_insert",
+        {"hoodie.bulkinsert.sort.mode": "NONE"},
+    )
+    (stat,) = _stats(_commit_metadata(table, instant))
+    written = pq.read_table(Path(table.storage.base_path) / stat["path"])
+    assert written["uuid"].to_pylist() == keys
