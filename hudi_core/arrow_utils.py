@@ -83,9 +83,9 @@ def run_boundaries(sorted_values: pa.Array | pa.ChunkedArray) -> list[tuple[int,
 
 def row_indices_by_value(values: pa.Array | pa.ChunkedArray) -> dict[str, np.ndarray]:
     """Row indices of each distinct value, in row order within a value."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     encoded = pc.dictionary_encode(values)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
     codes = encoded.indices.to_numpy(zero_copy_only=False)
     order = np.argsort(codes, kind="stable")
     bounds = np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)))

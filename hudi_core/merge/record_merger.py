@@ -1,28 +1,59 @@
-"""Record mergers: which version of a record survives when two meet, vectorized.
+"""Record mergers: which version of a record survives when versions meet, vectorized.
 
-Two versions meet when a batch holds the same key twice (pre-combine) and when an incoming
-record meets the stored one (upsert, log merge, compaction). Apache Hudi names the policies
-by payload class; we keep those names so table configs carry over.
+Versions meet when a batch holds a key twice (pre-combine), when log records of one key are
+scanned (log merge), and when an incoming or logged record meets the stored one (upsert,
+snapshot read, compaction). Apache Hudi names the policies by payload class, and so do we:
+
+- OverwriteWithLatestAvroPayload: commit-time ordering, the latest write wins.
+- DefaultHoodieRecordPayload: event-time ordering, the larger ordering (precombine) value
+  wins, ties to the later write, so late data never overwrites newer data.
+- PartialUpdateAvroPayload: event-time ordering field by field: each column keeps the newest
+  non-null value, so an incoming null keeps the stored value.
+- EmptyHoodieRecordPayload: a delete.
+
+Versions are rows of one table: SEQ_COLUMN orders them by arrival, DELETE_COLUMN marks deletes,
+NATURAL_COLUMN marks deletes without an ordering value (a delete operation), which always win
+over what came before them. Pre-combining a batch always compares ordering values, as Apache
+Hudi's preCombine does, whatever the payload.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_core.arrow_utils import row_numbers
 from hudi_core.errors import InvalidOptionError, PrecombineFieldError
 
 PAYLOAD_PACKAGE = "org.apache.hudi.common.model."
 OVERWRITE_WITH_LATEST = PAYLOAD_PACKAGE + "OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = PAYLOAD_PACKAGE + "DefaultHoodieRecordPayload"
+PARTIAL_UPDATE = PAYLOAD_PACKAGE + "PartialUpdateAvroPayload"
 EMPTY_PAYLOAD = PAYLOAD_PACKAGE + "EmptyHoodieRecordPayload"
-SUPPORTED_PAYLOADS = (OVERWRITE_WITH_LATEST, DEFAULT_PAYLOAD, EMPTY_PAYLOAD)
 
 IS_DELETED_COLUMN = "_hoodie_is_deleted"
-_ROW = "__hudi_row"
+SEQ_COLUMN = "__hudi_seq"
+DELETE_COLUMN = "__hudi_is_delete"
+NATURAL_COLUMN = "__hudi_natural_delete"
+_GROUP = "__hudi_group"
+
+
+class MergeMode(Enum):
+    COMMIT_TIME = "COMMIT_TIME_ORDERING"
+    EVENT_TIME = "EVENT_TIME_ORDERING"
+    PARTIAL = "PARTIAL_UPDATE"
+
+
+_MODES = {
+    OVERWRITE_WITH_LATEST: MergeMode.COMMIT_TIME,
+    EMPTY_PAYLOAD: MergeMode.COMMIT_TIME,
+    DEFAULT_PAYLOAD: MergeMode.EVENT_TIME,
+    PARTIAL_UPDATE: MergeMode.PARTIAL,
+}
 
 
 @dataclass(frozen=True)
@@ -33,11 +64,15 @@ class RecordMerger:
     ordering_field: str | None
 
     def __post_init__(self) -> None:
-        if self.payload_class not in SUPPORTED_PAYLOADS:
+        if self.payload_class not in _MODES:
             raise InvalidOptionError(
                 f"payload class {self.payload_class} is not supported; use one of "
-                + ", ".join(SUPPORTED_PAYLOADS)
+                + ", ".join(_MODES)
             )
+
+    @property
+    def mode(self) -> MergeMode:
+        return _MODES[self.payload_class]
 
     def require_ordering_field(self, schema: pa.Schema) -> None:
         if self.ordering_field and self.ordering_field not in schema.names:
@@ -47,37 +82,71 @@ class RecordMerger:
             )
 
     def precombine(self, batch: pa.Table, key_columns: list[str]) -> pa.Table:
-        """Keeps one row per key: the largest ordering value, the later row on a tie.
-
-        `key_columns` ends with the record key column, the most selective one.
-        """
+        """One row per key of a batch; `batch` carries DELETE_COLUMN, the winner may be a delete."""
         if batch.num_rows < 2 or _all_distinct(batch.column(key_columns[-1])):
             return batch
-        indexed = batch.append_column(_ROW, pa.array(np.arange(batch.num_rows)))
-        sort_keys = [(c, "ascending") for c in key_columns]
-        if self.ordering_field:  # a null ordering value loses to any other
-            sort_keys.append((self.ordering_field, "ascending", "at_start"))
-        sort_keys.append((_ROW, "ascending"))
-        order = pc.sort_indices(indexed, sort_keys=sort_keys)
-        ordered = indexed.take(order)
-        last_of_key = _last_of_runs(ordered, key_columns)
-        survivors = pc.sort_indices(ordered.filter(last_of_key), [(_ROW, "ascending")])
-        return ordered.filter(last_of_key).take(survivors).drop_columns([_ROW])
+        mode = MergeMode.PARTIAL if self.mode is MergeMode.PARTIAL else MergeMode.EVENT_TIME
+        versions = batch.append_column(SEQ_COLUMN, row_numbers(batch.num_rows))
+        return self._reduce(versions, key_columns, mode).drop_columns([SEQ_COLUMN])
 
-    def incoming_wins(self, stored: pa.Table, incoming: pa.Table) -> np.ndarray:
-        """For aligned row pairs, whether the incoming version replaces the stored one."""
-        if self.payload_class != DEFAULT_PAYLOAD or not self.ordering_field:
-            return np.ones(incoming.num_rows, dtype=bool)
-        old = stored.column(self.ordering_field)
-        new = incoming.column(self.ordering_field)
-        if old.type != new.type:
-            old = old.cast(new.type)
-        # The stored record survives only when its ordering value is strictly larger.
-        stored_newer = pc.fill_null(pc.greater(old, new), False)
-        stored_newer = pc.and_(stored_newer, pc.is_valid(old))
-        newer_than_null = pc.and_(pc.is_null(new), pc.is_valid(old))
-        keep_stored = pc.or_(stored_newer, newer_than_null)
-        return ~keep_stored.to_numpy(zero_copy_only=False)
+    def merge_versions(self, versions: pa.Table, key_columns: list[str]) -> pa.Table:
+        """One row per key of logged versions (SEQ_COLUMN, DELETE_COLUMN, maybe NATURAL_COLUMN):
+        the state the key is in after all of them, which may be a delete."""
+        if versions.num_rows < 2:
+            return versions
+        return self._reduce(versions, key_columns, self.mode)
+
+    def merge_pairs(self, stored: pa.Table, incoming: pa.Table) -> MergedPairs:
+        """Row i of `incoming` (newer, with DELETE_COLUMN) merged into row i of `stored`; both
+        tables hold the same columns otherwise."""
+        n = stored.num_rows
+        if n == 0:
+            return MergedPairs(stored, np.zeros(0, bool), np.zeros(0, bool))
+        pair = row_numbers(n)
+        older = _with_flags(stored, pair, seq=0, delete=False)
+        newer = _with_flags(incoming, pair, seq=1)
+        winners = self._reduce(pa.concat_tables([older, newer]), [_GROUP], self.mode)
+        deleted = winners.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+        changed = winners.column(SEQ_COLUMN).to_numpy() == 1
+        if self.mode is MergeMode.PARTIAL:
+            changed = ~deleted  # fields may come from both sides
+        rows = winners.drop_columns(
+            [c for c in winners.column_names if c not in stored.column_names]
+        )
+        return MergedPairs(rows, deleted, changed)
+
+    # ---- the one reduction every case goes through
+
+    def _reduce(self, versions: pa.Table, key_columns: list[str], mode: MergeMode) -> pa.Table:
+        """The surviving version of each key, in key order."""
+        if mode is not MergeMode.COMMIT_TIME:
+            versions = _after_last_reset(versions, key_columns)
+        sort_keys = [(c, "ascending") for c in key_columns]
+        if mode is not MergeMode.COMMIT_TIME and self.ordering_field in versions.column_names:
+            sort_keys.append((self.ordering_field, "ascending", "at_start"))  # null is lowest
+        sort_keys.append((SEQ_COLUMN, "ascending"))
+        ordered = versions.take(pc.sort_indices(versions, sort_keys=sort_keys))
+        last = _last_of_runs(ordered, key_columns)
+        if mode is MergeMode.PARTIAL:
+            return _newest_non_null(ordered, last)
+        return ordered.filter(pa.array(last))
+
+
+@dataclass
+class MergedPairs:
+    rows: pa.Table  # merged row of each pair (meaningless where deleted)
+    deleted: np.ndarray  # the pair ends deleted
+    changed: np.ndarray  # the result is not simply the stored row
+
+
+def with_delete_flags(
+    rows: pa.Table, deleted: pa.Array | pa.ChunkedArray | None, natural: bool = False
+) -> pa.Table:
+    """Adds DELETE_COLUMN (false where `deleted` is None) and NATURAL_COLUMN."""
+    n = rows.num_rows
+    flags = pa.array(np.zeros(n, bool)) if deleted is None else deleted
+    rows = rows.append_column(DELETE_COLUMN, flags)
+    return rows.append_column(NATURAL_COLUMN, pa.array(np.full(n, natural)))
 
 
 def is_delete_mask(batch: pa.Table) -> pa.ChunkedArray | None:
@@ -87,11 +156,74 @@ def is_delete_mask(batch: pa.Table) -> pa.ChunkedArray | None:
     return pc.fill_null(batch.column(IS_DELETED_COLUMN), False)
 
 
+def _with_flags(rows: pa.Table, pair: pa.Array, seq: int, delete: bool | None = None) -> pa.Table:
+    """`rows` as versions: their columns, then delete flags, pair number and arrival order."""
+    n = rows.num_rows
+    flags = {
+        DELETE_COLUMN: pa.array(np.full(n, delete)) if delete is not None else None,
+        NATURAL_COLUMN: None
+        if NATURAL_COLUMN in rows.column_names
+        else pa.array(np.zeros(n, bool)),
+    }
+    for name, values in flags.items():
+        column = rows.column(name) if values is None else values
+        rows = rows.drop_columns([name]) if name in rows.column_names else rows
+        rows = rows.append_column(name, column)
+    rows = rows.append_column(_GROUP, pair)
+    return rows.append_column(SEQ_COLUMN, pa.array(np.full(n, seq)))
+
+
+def _after_last_reset(versions: pa.Table, key_columns: list[str]) -> pa.Table:
+    """Drops the versions of each key that precede its last natural-order delete."""
+    if NATURAL_COLUMN not in versions.column_names:
+        return versions
+    natural = pc.fill_null(versions.column(NATURAL_COLUMN), False)
+    if not pc.any(natural).as_py():
+        return versions
+    codes = _group_codes(versions, key_columns)
+    seq = versions.column(SEQ_COLUMN).to_numpy()
+    is_reset = natural.to_numpy(zero_copy_only=False)
+    last_reset = np.full(codes.max() + 1, np.iinfo(np.int64).min)
+    np.maximum.at(last_reset, codes[is_reset], seq[is_reset])
+    return versions.filter(pa.array(seq >= last_reset[codes]))
+
+
+def _group_codes(table: pa.Table, key_columns: list[str]) -> np.ndarray:
+    key = table.column(key_columns[0])
+    if len(key_columns) > 1:
+        key = pc.binary_join_element_wise(*[table.column(c) for c in key_columns], "\x00")
+    if isinstance(key, pa.ChunkedArray):
+        key = key.combine_chunks()
+    return pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _newest_non_null(ordered: pa.Table, last: np.ndarray) -> pa.Table:
+    """Per key (runs of a table sorted oldest to newest), each column's newest non-null value
+    among the versions after the key's newest delete; a key whose newest version is a delete
+    stays a delete."""
+    n = ordered.num_rows
+    positions = np.arange(n)
+    ends = np.flatnonzero(last)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    deleted = ordered.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+    last_delete = np.maximum.reduceat(np.where(deleted, positions, -1), starts)
+    after_delete = positions > np.repeat(last_delete, ends - starts + 1)
+    columns = []
+    for name in ordered.column_names:
+        column = ordered.column(name)
+        usable = after_delete & pc.is_valid(column).to_numpy(zero_copy_only=False)
+        if name in (DELETE_COLUMN, SEQ_COLUMN, NATURAL_COLUMN):
+            usable = np.ones(n, bool)  # these describe the newest version itself
+        pick = np.maximum.reduceat(np.where(usable, positions, -1), starts)
+        columns.append(column.take(pa.array(pick, mask=pick < 0)))
+    return pa.Table.from_arrays(columns, schema=ordered.schema)
+
+
 def _all_distinct(values: pa.ChunkedArray) -> bool:
     return pc.count_distinct(values).as_py() == len(values)
 
 
-def _last_of_runs(ordered: pa.Table, key_columns: list[str]) -> pa.Array:
+def _last_of_runs(ordered: pa.Table, key_columns: list[str]) -> np.ndarray:
     """True on the last row of every run of equal keys in a sorted table."""
     n = ordered.num_rows
     differs = np.zeros(n, dtype=bool)
@@ -100,4 +232,58 @@ def _last_of_runs(ordered: pa.Table, key_columns: list[str]) -> pa.Array:
         values = ordered.column(column).combine_chunks()
         ahead = pc.not_equal(values.slice(0, n - 1), values.slice(1))
         differs[:-1] |= ahead.to_numpy(zero_copy_only=False)
-    return pa.array(differs)
+    return differs
+
+
+@dataclass
+class MergeOutcome:
+    rows: pa.Table  # stored rows in place (merged, or dropped when deleted), then new keys
+    renewed: np.ndarray  # per output row: whether it is a new version rather than as stored
+    inserted: np.ndarray  # indices into the versions of the rows appended as new keys
+    updates: int
+    deletes: int
+
+
+def merge_into(
+    merger: RecordMerger,
+    stored: pa.Table,
+    stored_keys: pa.Array | pa.ChunkedArray,
+    versions: pa.Table,
+    version_keys: pa.Array | pa.ChunkedArray,
+    match_keys: bool = True,
+) -> MergeOutcome:
+    """Stored rows merged with one newer version per key (`versions`: the stored columns plus
+    DELETE_COLUMN and NATURAL_COLUMN). Stored rows keep their order; versions of keys not
+    stored (and not deletes) follow. Without `match_keys` every version is new (duplicates)."""
+    n = stored.num_rows
+    if match_keys and n and versions.num_rows:
+        position = pc.index_in(stored_keys, value_set=version_keys)
+    else:
+        position = pa.nulls(n, pa.int32())
+    stored_rows = np.flatnonzero(pc.is_valid(position).to_numpy(zero_copy_only=False))
+    version_rows = pc.drop_null(position).to_numpy().astype(np.int64)
+    if SEQ_COLUMN in versions.column_names:
+        versions = versions.drop_columns([SEQ_COLUMN])
+    merged = merger.merge_pairs(
+        stored.take(pa.array(stored_rows)), versions.take(pa.array(version_rows))
+    )
+    is_delete = versions.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+    new_key = np.ones(versions.num_rows, bool)
+    new_key[version_rows] = False
+    inserted = np.flatnonzero(new_key & ~is_delete)
+    source = np.arange(n)  # where each stored row's output is in [stored, merged, inserted]
+    source[stored_rows] = n + np.arange(len(stored_rows))
+    keep = np.ones(n, bool)
+    keep[stored_rows[merged.deleted]] = False
+    renewed = np.zeros(n, bool)
+    renewed[stored_rows[merged.changed]] = True
+    order = np.concatenate([source[keep], n + len(stored_rows) + np.arange(len(inserted))])
+    appended = versions.take(pa.array(inserted)).select(stored.column_names)
+    rows = pa.concat_tables([stored, merged.rows, appended]).take(pa.array(order))
+    return MergeOutcome(
+        rows=rows,
+        renewed=np.concatenate([renewed[keep], np.ones(len(inserted), bool)]),
+        inserted=inserted,
+        updates=int(np.count_nonzero(merged.changed & ~merged.deleted)),
+        deletes=int(np.count_nonzero(merged.deleted)),
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,7 +22,12 @@ from hudi_core.io.bloom_filter import (
     resume_bloom_filter,
 )
 from hudi_core.keygen import KeyGenerator
-from hudi_core.merge.record_merger import RecordMerger
+from hudi_core.merge.record_merger import (
+    DELETE_COLUMN,
+    NATURAL_COLUMN,
+    RecordMerger,
+    merge_into,
+)
 from hudi_core.model.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
 from hudi_core.model.file_group import BaseFile
 from hudi_core.model.file_names import base_file_name, write_token
@@ -33,13 +37,14 @@ from hudi_core.schema.meta_fields import (
     COMMIT_TIME_FIELD,
     FILE_NAME_FIELD,
     META_FIELDS,
+    OPERATION_FIELD,
     PARTITION_PATH_FIELD,
     RECORD_KEY_FIELD,
 )
 from hudi_core.storage import Storage
 from hudi_core.write.markers import Markers
 
-DELETE_FLAG = "__hudi_is_delete"  # set on incoming rows that delete their key
+INSERT, UPDATE, DELETE = "I", "U", "D"  # Apache Hudi's names in `_hoodie_operation`
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ class WriteSettings:
     record_size: int  # estimated bytes per record on disk, until measured on the data written
     populate_meta_fields: bool
     key_generator: KeyGenerator  # recomputes stored keys when meta fields are not populated
+    changelog: bool = False  # files keep `_hoodie_operation` (I, -U, U, D)
+    log_block_format: str = "avro"  # data blocks of merge-on-read logs: avro or parquet
 
     def token(self, task_id: int) -> str:
         return write_token(task_id, self.stage_id, 0)
@@ -102,12 +109,14 @@ class CreateTask:
         offset, bytes_per_row = 0, float(settings.record_size)
         while offset < rows.num_rows:
             file_id = self._file_id(len(stats))
-            writer = _open_writer(settings, self.task_id, self.partition_path, file_id, "CREATE")
+            path = _new_file_path(settings, self.task_id, self.partition_path, file_id)
+            writer = _open_writer(settings, path, "CREATE")
             while offset < rows.num_rows and _has_room(writer, settings.max_file_size):
                 count = _rows_that_fit(writer, settings.max_file_size, bytes_per_row)
                 chunk = rows.slice(offset, count)
                 first = writer.num_rows
-                writer.write(_with_meta(chunk, settings, self.task_id, writer.path, first))
+                file = _file_of(writer.path)
+                writer.write(with_meta(chunk, settings, self.task_id, file, first))
                 offset += chunk.num_rows
                 if writer.bytes_written:  # measured on this very data from now on
                     bytes_per_row = writer.bytes_written / writer.num_rows
@@ -157,28 +166,20 @@ class MergeTask:
 
     def run(self, settings: WriteSettings) -> list[WriteStat]:
         started = time.monotonic()
+        path = _new_file_path(settings, self.task_id, self.partition_path, self.file_id)
         stored, footer = read_base_file_with_footer(settings.storage, self.base_file.path)
-        incoming = self.rows
-        if self.match_keys:
-            keys = incoming.column(RECORD_KEY_FIELD)
-            position = pc.index_in(settings.stored_keys(stored), value_set=keys)
-        else:
-            position = pa.nulls(stored.num_rows, pa.int32())
-        plan = _merge_plan(stored, incoming, position, settings.merger)
+        stored = _as_rows_of(stored, path, settings)
+        plan = _merge_plan(stored, self.rows, settings, self.task_id, path, self.match_keys)
         bloom, new_keys = self._bloom_filter(settings, footer, plan)
-        writer = _open_writer(
-            settings, self.task_id, self.partition_path, self.file_id, "MERGE", bloom
-        )
-        stored = _as_rows_of(stored, writer.path, settings)
-        merged = _merged_rows(stored, incoming, plan, settings, self.task_id, writer.path)
-        writer.write(merged, new_keys)
+        writer = _open_writer(settings, path, "MERGE", bloom)
+        writer.write(plan.rows, new_keys)
         written = writer.close()
         stat = _stat(self.partition_path, self.file_id, written.path, written.size)
         stat.prev_commit = self.base_file.instant_time
         stat.num_writes = written.num_rows
         stat.num_update_writes = plan.updates
         stat.num_deletes = plan.deletes
-        stat.num_inserts = plan.inserts
+        stat.num_inserts = len(plan.inserted_keys)
         _add_runtime([stat], started, create=False)
         return [stat]
 
@@ -197,106 +198,131 @@ class MergeTask:
         if plan.deletes == 0:
             resumed = resume_bloom_filter(bloom_filter_from_footer(footer), fresh)
             if resumed is not None:
-                return resumed, self.rows.column(RECORD_KEY_FIELD).take(pa.array(plan.inserted))
+                return resumed, plan.inserted_keys
         return fresh, None
 
 
 @dataclass
 class _MergePlan:
-    source: np.ndarray  # per output row: index into stored, or -1 - index into incoming
-    inserted: np.ndarray  # incoming rows appended as new records
-    from_incoming: np.ndarray  # per output row: whether it is a new version
+    rows: pa.Table  # the new file's rows, in order
+    inserted_keys: pa.Array  # keys of the rows appended as new records
     updates: int
     deletes: int
-    inserts: int
 
 
 def _merge_plan(
-    stored: pa.Table, incoming: pa.Table, position: pa.Array, merger: RecordMerger
-) -> _MergePlan:
-    matched = pc.is_valid(position).to_numpy(zero_copy_only=False)
-    match_at = pc.fill_null(position, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    is_delete = incoming.column(DELETE_FLAG).to_numpy()
-    stored_rows = np.flatnonzero(matched)
-    incoming_rows = match_at[stored_rows]
-    wins = merger.incoming_wins(stored.take(stored_rows), incoming.take(incoming_rows))
-    takes_incoming = np.zeros(stored.num_rows, dtype=bool)
-    dropped = np.zeros(stored.num_rows, dtype=bool)
-    takes_incoming[stored_rows[wins & ~is_delete[incoming_rows]]] = True
-    dropped[stored_rows[wins & is_delete[incoming_rows]]] = True
-    kept = ~dropped
-    source = np.where(takes_incoming, -1 - match_at, np.arange(stored.num_rows))[kept]
-    consumed = np.zeros(incoming.num_rows, dtype=bool)
-    consumed[incoming_rows] = True
-    new_rows = np.flatnonzero(~consumed & ~is_delete)
-    return _MergePlan(
-        source=np.concatenate([source, -1 - new_rows]),
-        inserted=new_rows,
-        from_incoming=np.concatenate([takes_incoming[kept], np.ones(len(new_rows), bool)]),
-        updates=int(takes_incoming.sum()),
-        deletes=int(dropped.sum()),
-        inserts=len(new_rows),
-    )
-
-
-def _merged_rows(
     stored: pa.Table,
     incoming: pa.Table,
-    plan: _MergePlan,
     settings: WriteSettings,
     task_id: int,
     path: str,
-) -> pa.Table:
-    """Output rows in plan order: stored rows as they were, new versions with fresh meta."""
-    used = np.unique(-1 - plan.source[plan.source < 0])
-    if len(used):
-        fresh = _with_meta(incoming.take(pa.array(used)), settings, task_id, path, 0)
-        stored = pa.concat_tables([stored, fresh])
-    slot = stored.num_rows - len(used) + np.searchsorted(used, -1 - plan.source)
-    merged = stored.take(pa.array(np.where(plan.source >= 0, plan.source, slot)))
-    if not settings.populate_meta_fields:
-        return merged
-    seqno = pc.if_else(  # a new version is numbered by its place in the new file
-        pa.array(plan.from_incoming),
-        numbered_strings(f"{settings.instant_time}_{task_id}_", merged.num_rows),
-        merged.column(COMMIT_SEQNO_FIELD),
+    match_keys: bool,
+) -> _MergePlan:
+    """The new file version: stored rows in place (merged with their incoming version, or
+    dropped when it deletes them), then incoming rows for keys the file did not hold."""
+    keys = incoming.column(RECORD_KEY_FIELD)
+    operation: str | pa.Array = INSERT
+    if settings.changelog and match_keys:
+        stored_before = pc.is_in(keys, value_set=settings.stored_keys(stored))
+        operation = pc.if_else(stored_before, UPDATE, INSERT)
+    fresh = with_meta(incoming, settings, task_id, _file_of(path), 0, operation)
+    versions = with_delete_columns(fresh, incoming)
+    outcome = merge_into(
+        settings.merger, stored, settings.stored_keys(stored), versions, keys, match_keys
     )
-    return merged.set_column(1, COMMIT_SEQNO_FIELD, seqno)
+    rows = outcome.rows
+    if settings.populate_meta_fields:  # a new version is numbered by its place in the new file
+        seqno = pc.if_else(
+            pa.array(outcome.renewed),
+            numbered_strings(f"{settings.instant_time}_{task_id}_", rows.num_rows),
+            rows.column(COMMIT_SEQNO_FIELD),
+        )
+        rows = rows.set_column(1, COMMIT_SEQNO_FIELD, seqno)
+    return _MergePlan(
+        rows=rows,
+        inserted_keys=keys.take(pa.array(outcome.inserted)),
+        updates=outcome.updates,
+        deletes=outcome.deletes,
+    )
 
 
-def _with_meta(
-    rows: pa.Table, settings: WriteSettings, task_id: int, path: str, first_position: int
+def with_delete_columns(rows: pa.Table, incoming: pa.Table) -> pa.Table:
+    """`rows` with the delete flags of the incoming rows they were made from."""
+    rows = rows.append_column(DELETE_COLUMN, incoming.column(DELETE_COLUMN))
+    return rows.append_column(NATURAL_COLUMN, incoming.column(NATURAL_COLUMN))
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What the per-file meta columns say: the partition, and the file name (a base file's
+    name; for log records Apache Hudi writes the file id there)."""
+
+    partition_path: str
+    file_name: str
+
+
+def _file_of(path: str) -> FileIdentity:
+    partition, _, name = path.rpartition("/")
+    return FileIdentity(partition, name)
+
+
+def with_meta(
+    rows: pa.Table,
+    settings: WriteSettings,
+    task_id: int,
+    file: FileIdentity,
+    first_position: int,
+    operation: str | pa.Array = INSERT,
 ) -> pa.Table:
-    """New rows in the writer schema, meta columns filled for a write at this instant."""
+    """New rows in the writer schema, meta columns filled for a write at this instant.
+
+    `operation` (I, U, D, one for all rows or one per row) fills `_hoodie_operation` when the
+    table keeps it (changelog mode), unless the batch brought its own.
+    """
     n = rows.num_rows
-    meta = _constant_meta(settings, path, n)
+    meta = _constant_meta(settings, file, n)
     if settings.populate_meta_fields:
         meta[COMMIT_TIME_FIELD] = constant_strings(settings.instant_time, n)
         prefix = f"{settings.instant_time}_{task_id}_"
         meta[COMMIT_SEQNO_FIELD] = numbered_strings(prefix, n, first_position)
         meta[RECORD_KEY_FIELD] = rows.column(RECORD_KEY_FIELD)
-    data = [rows.column(f.name) for f in settings.file_schema if f.name not in META_FIELDS]
-    columns = [meta[name] for name in META_FIELDS] + data
+        if settings.changelog:
+            meta[OPERATION_FIELD] = _operations(rows, operation)
+    columns = [
+        meta[f.name]
+        if f.name in meta
+        else rows.column(f.name)
+        if f.name in rows.column_names
+        else pa.nulls(n, f.type)  # deletes by key carry no data columns
+        for f in settings.writer_schema
+    ]
     return pa.Table.from_arrays(columns, schema=settings.writer_schema)
+
+
+def _operations(rows: pa.Table, operation: str | pa.Array) -> pa.ChunkedArray:
+    ops = constant_strings(operation, rows.num_rows) if isinstance(operation, str) else operation
+    if OPERATION_FIELD in rows.column_names:  # changes a CDC source spelled out itself
+        given = pc.replace_substring_regex(rows.column(OPERATION_FIELD), r"^\+U$", UPDATE)
+        return pc.coalesce(given, ops)
+    return pa.chunked_array([ops])
 
 
 def _as_rows_of(stored: pa.Table, path: str, settings: WriteSettings) -> pa.Table:
     """A stored base file's rows as rows of the new file at `path`: in the current schema
     (columns added since come back null), with this file's name and partition."""
     stored = cast_batch_to_schema(stored, settings.file_schema)
-    for name, column in _constant_meta(settings, path, stored.num_rows).items():
+    for name, column in _constant_meta(settings, _file_of(path), stored.num_rows).items():
         if name in (PARTITION_PATH_FIELD, FILE_NAME_FIELD):
             stored = stored.set_column(stored.schema.get_field_index(name), name, column)
     return stored.cast(settings.writer_schema)
 
 
-def _constant_meta(settings: WriteSettings, path: str, n: int) -> dict[str, pa.Array]:
+def _constant_meta(settings: WriteSettings, file: FileIdentity, n: int) -> dict[str, pa.Array]:
     """Meta columns all null, but for the partition and file name when meta fields are kept."""
     meta = {f.name: pa.nulls(n, f.type) for f in settings.writer_schema if f.name in META_FIELDS}
     if settings.populate_meta_fields:
-        partition, _, name = path.rpartition("/")
-        meta[PARTITION_PATH_FIELD] = constant_dictionary(partition, n)
-        meta[FILE_NAME_FIELD] = constant_dictionary(name, n)
+        meta[PARTITION_PATH_FIELD] = constant_dictionary(file.partition_path, n)
+        meta[FILE_NAME_FIELD] = constant_dictionary(file.file_name, n)
     return meta
 
 
@@ -311,22 +337,21 @@ def writer_schema(file_schema: pa.Schema) -> pa.Schema:
 
 
 def _drop_deletes(rows: pa.Table) -> pa.Table:
-    flags = rows.column(DELETE_FLAG)
+    flags = rows.column(DELETE_COLUMN)
     if not pc.any(flags).as_py():
         return rows  # the common case; filtering would copy every column
     return rows.filter(pc.invert(flags))
 
 
-def _open_writer(
-    settings: WriteSettings,
-    task_id: int,
-    partition_path: str,
-    file_id: str,
-    io_type: str,
-    bloom: BloomFilter | None = None,
-) -> BaseFileWriter:
+def _new_file_path(settings: WriteSettings, task_id: int, partition_path: str, file_id: str) -> str:
     name = base_file_name(file_id, settings.token(task_id), settings.instant_time)
-    path = f"{partition_path}/{name}" if partition_path else name
+    return f"{partition_path}/{name}" if partition_path else name
+
+
+def _open_writer(
+    settings: WriteSettings, path: str, io_type: str, bloom: BloomFilter | None = None
+) -> BaseFileWriter:
+    """A base file writer for `path`, after the marker that lets a rollback find the file."""
     Markers(settings.storage, settings.instant_time).create(path, io_type)
     if bloom is None and settings.bloom is not None:
         bloom = settings.bloom.new_filter()

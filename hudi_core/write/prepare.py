@@ -15,10 +15,14 @@ import pyarrow as pa
 from hudi_core.config.option import Options
 from hudi_core.errors import HudiError
 from hudi_core.keygen import KeyGenerator
-from hudi_core.merge.record_merger import RecordMerger, is_delete_mask
+from hudi_core.merge.record_merger import (
+    DELETE_COLUMN,
+    NATURAL_COLUMN,
+    RecordMerger,
+    is_delete_mask,
+)
 from hudi_core.schema.evolution import cast_batch_to_schema, deduce_writer_schema
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, is_meta_field
-from hudi_core.write.handles import DELETE_FLAG
 
 
 @dataclass
@@ -84,13 +88,18 @@ def _keys(
     delete_mask: pa.ChunkedArray | None,
     delete_all: bool = False,
 ) -> dict[str, pa.Array | pa.ChunkedArray]:
-    """Record key, partition path and delete flag of every row."""
+    """Record key, partition path and delete flags of every row.
+
+    A delete by operation has no ordering value: it is a natural-order delete, which wins over
+    whatever came before it. A `_hoodie_is_deleted` row keeps its ordering value.
+    """
     if delete_mask is None:
         delete_mask = pa.array(np.full(batch.num_rows, delete_all))
     return {
         RECORD_KEY_FIELD: key_generator.record_keys(batch),
         PARTITION_PATH_FIELD: key_generator.partition_paths(batch),
-        DELETE_FLAG: delete_mask,
+        DELETE_COLUMN: delete_mask,
+        NATURAL_COLUMN: pa.array(np.full(batch.num_rows, delete_all)),
     }
 
 
