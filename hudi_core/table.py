@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_core.config import read_options as R
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
@@ -127,9 +128,17 @@ class HudiTable:
         query_type: str = "snapshot",
         begin: str | None = None,
         end: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> pa.Table:
-        """Snapshot (optionally as of an instant), read-optimized or incremental (begin, end]."""
-        request = ReadRequest(columns, filters, query_type.lower(), as_of, begin, end)
+        """Snapshot (optionally as of an instant), read-optimized or incremental (begin, end].
+
+        `options` are read options such as hoodie.datasource.merge.type=skip_merge,
+        hoodie.memory.merge.max.size or hoodie.datasource.read.changelog.enabled.
+        """
+        read_options = {**self.options, **(options or {})}
+        if R.QUERY_TYPE.key in read_options:  # the option names the query as Hudi's does
+            query_type = Options(read_options).get_option(R.QUERY_TYPE)
+        request = ReadRequest(columns, filters, query_type.lower(), as_of, begin, end, read_options)
         return TableReader(self.storage, self.config, self.engine).read(request)
 
     def timeline(self) -> list[Instant]:
@@ -167,6 +176,7 @@ def _table_properties(
         T.HIVE_STYLE_PARTITIONING.key: "false",
         T.URL_ENCODE_PARTITIONING.key: "false",
         T.PAYLOAD_CLASS.key: options.get_option(W.PAYLOAD_CLASS) or T.PAYLOAD_CLASS.default,
+        T.RECORD_MERGER_STRATEGY.key: T.RECORD_MERGER_STRATEGY.default,
     }
     if partition_fields:
         props[T.PARTITION_FIELDS.key] = ",".join(partition_fields)

@@ -6,6 +6,7 @@ Importing this package declares them all, so `declared_options()` lists the full
 from hudi_core.config import (  # noqa: F401
     index_options,
     keygen_options,
+    read_options,
     schema_options,
     storage_options,
     table_options,

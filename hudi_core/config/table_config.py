@@ -10,6 +10,7 @@ from jproperties import Properties
 
 from hudi_core.config import table_options as T
 from hudi_core.config.option import Options
+from hudi_core.config.write_options import ALLOW_OPERATION_METADATA_FIELD
 from hudi_core.errors import (
     TableConfigError,
     TableNotFoundError,
@@ -168,6 +169,11 @@ class TableConfig:
     @property
     def timeline_timezone(self) -> str:
         return self.options.get_option(T.TIMELINE_TIMEZONE)
+
+    @property
+    def changelog(self) -> bool:
+        """Whether records keep `_hoodie_operation` (changelog mode)."""
+        return self.options.get_option(ALLOW_OPERATION_METADATA_FIELD)
 
     @property
     def create_schema(self) -> str | None:

@@ -84,6 +84,11 @@ PAYLOAD_CLASS = ConfigOption(
     "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload",
     "Record payload class that decides how two versions of a record merge.",
 )
+RECORD_MERGER_STRATEGY = ConfigOption(
+    "hoodie.compaction.record.merger.strategy",
+    "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+    "Record merger strategy id; Apache Hudi's default (payload-based merging) is the one used.",
+)
 CHECKSUM = ConfigOption(
     "hoodie.table.checksum", None, "CRC32 of 'database.table', guarding the properties file.", int
 )

@@ -125,3 +125,24 @@ MERGE_ALLOW_DUPLICATE_ON_INSERTS = ConfigOption(
     "Inserts topping up a small file keep duplicates of keys it holds instead of updating them.",
     parse=parse_bool,
 )
+ALLOW_OPERATION_METADATA_FIELD = ConfigOption(
+    "hoodie.allow.operation.metadata.field",
+    False,
+    "Changelog mode: records carry _hoodie_operation (I, U, D; -U from a CDC source) and "
+    "merge-on-read logs keep every change for incremental changelog reads. Kept as a table "
+    "property once a table is created with it.",
+    parse=parse_bool,
+)
+LOG_DATA_BLOCK_FORMAT = ConfigOption(
+    "hoodie.logfile.data.block.format",
+    "avro",
+    "Format of merge-on-read log data blocks: avro or parquet.",
+    parse=lambda raw: raw.strip().lower(),
+    choices=("AVRO", "PARQUET"),
+)
+SMALL_FILE_GROUP_CANDIDATES = ConfigOption(
+    "hoodie.merge.small.file.group.candidates.limit",
+    1,
+    "Merge-on-read: log-free small file groups per partition that inserts may top up.",
+    parse=int,
+)

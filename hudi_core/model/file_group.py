@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hudi_core.model.file_names import BaseFileName
+from hudi_core.model.file_names import BaseFileName, LogFileName
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,45 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
+class LogFile:
+    path: str  # relative to the base path
+    size: int
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def parsed(self) -> LogFileName:
+        parsed = LogFileName.parse(self.name)
+        assert parsed is not None, self.path
+        return parsed
+
+    @property
+    def sort_key(self) -> tuple[int, str]:
+        """Log files of a slice are read in version order (then by write token)."""
+        return self.parsed.version, self.parsed.write_token or ""
+
+
+@dataclass(frozen=True)
 class FileSlice:
-    """One version of a file group: a base file (and, on merge-on-read, its log files)."""
+    """One version of a file group: a base file and, on merge-on-read, the log files written
+    on top of it (in read order). A slice may have log files only, before its first compaction."""
 
     partition_path: str
     file_id: str
     base_instant_time: str
     base_file: BaseFile | None
+    log_files: tuple[LogFile, ...] = ()
+
+    def with_log_files(self, log_files: list[LogFile]) -> FileSlice:
+        ordered = tuple(sorted(log_files, key=lambda f: f.sort_key))
+        return FileSlice(
+            self.partition_path, self.file_id, self.base_instant_time, self.base_file, ordered
+        )
+
+    def without_log_files(self) -> FileSlice:
+        return FileSlice(self.partition_path, self.file_id, self.base_instant_time, self.base_file)
 
 
 @dataclass

@@ -28,6 +28,10 @@ def base_file_name(file_id: str, token: str, instant_time: str) -> str:
     return f"{file_id}_{token}_{instant_time}{BASE_FILE_EXTENSION}"
 
 
+def log_file_name(file_id: str, base_instant_time: str, version: int, token: str) -> str:
+    return f".{file_id}_{base_instant_time}.log.{version}_{token}"
+
+
 @dataclass(frozen=True)
 class BaseFileName:
     file_id: str

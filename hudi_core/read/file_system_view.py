@@ -1,8 +1,10 @@
 """The file system view: which file slices a reader sees as of an instant.
 
 Built from one listing of the table's folders and the completed instants of the timeline:
-a base file counts only if the instant that wrote it completed (files of failed or running
-writes stay invisible), and file groups retired by a completed replacecommit disappear.
+a slice counts only if the instant that started it completed (files of failed or running
+writes stay invisible), and file groups retired by a completed replacecommit disappear. Log
+files join the slice they were written on; which of their blocks count is the log reader's
+business (each block names its instant).
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from collections.abc import Iterable
 
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.model.commit_metadata import CommitMetadata
-from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice
-from hudi_core.model.file_names import BaseFileName
+from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import FileEntry, Storage
 from hudi_core.timeline import ActiveTimeline
 from hudi_core.timeline.instant import REPLACE_COMMIT
@@ -31,7 +33,7 @@ class FileSystemView:
                 metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
                 self.replaced |= metadata.replaced_file_ids()
         files = list_table_files(storage)
-        self.file_groups = _group_base_files(files)
+        self.file_groups = _group_files(files)
 
     def latest_slices(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         """The newest visible slice of every live file group (optionally of some partitions)."""
@@ -57,15 +59,24 @@ def list_table_files(storage: Storage) -> list[FileEntry]:
     return files
 
 
-def _group_base_files(files: list[FileEntry]) -> dict[tuple[str, str], FileGroup]:
+def _group_files(files: list[FileEntry]) -> dict[tuple[str, str], FileGroup]:
+    """File groups of base files and log files; a log file joins the slice of its base instant."""
     groups: dict[tuple[str, str], FileGroup] = {}
+    logs: dict[tuple[str, str, str], list[LogFile]] = {}
     for entry in files:
-        parsed = BaseFileName.parse(entry.name)
-        if parsed is None:
-            continue
-        key = (entry.parent, parsed.file_id)
-        group = groups.setdefault(key, FileGroup(entry.parent, parsed.file_id))
-        group.slices[parsed.instant_time] = FileSlice(
-            entry.parent, parsed.file_id, parsed.instant_time, BaseFile(entry.path, entry.size)
-        )
+        if (base := BaseFileName.parse(entry.name)) is not None:
+            group = groups.setdefault(
+                (entry.parent, base.file_id), FileGroup(entry.parent, base.file_id)
+            )
+            base_file = BaseFile(entry.path, entry.size)
+            group.slices[base.instant_time] = FileSlice(
+                entry.parent, base.file_id, base.instant_time, base_file
+            )
+        elif (log := LogFileName.parse(entry.name)) is not None:
+            key = (entry.parent, log.file_id, log.base_instant_time)
+            logs.setdefault(key, []).append(LogFile(entry.path, entry.size))
+    for (partition, file_id, instant), log_files in logs.items():
+        group = groups.setdefault((partition, file_id), FileGroup(partition, file_id))
+        file_slice = group.slices.get(instant) or FileSlice(partition, file_id, instant, None)
+        group.slices[instant] = file_slice.with_log_files(log_files)
     return groups

@@ -1,27 +1,35 @@
 """Queries: snapshot, time travel, read-optimized and incremental reads of a table.
 
-Every base file is read in the table's current schema (columns added since it was written
-come back null), with the requested columns and filters applied per file.
+Every file slice is read in the table's current schema (columns added since it was written
+come back null). On merge-on-read, a snapshot merges each slice's log into its base rows; a
+read-optimized query reads base files only; skip_merge returns base rows and log records as
+written. Requested columns and filters apply to the rows a slice ends up with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from hudi_core.config import read_options as R
+from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
-from hudi_core.config.table_options import URL_ENCODE_PARTITIONING
+from hudi_core.config.table_options import PAYLOAD_CLASS, URL_ENCODE_PARTITIONING
 from hudi_core.engine import EngineContext
 from hudi_core.errors import HudiError
+from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileSlice
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.read.filters import Filter, prune_partitions, to_expression
+from hudi_core.read.log_scanner import InstantFilter, SliceLog
+from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.evolution import cast_batch_to_schema
 from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields
 from hudi_core.storage import Storage
@@ -47,6 +55,18 @@ class ReadRequest:
     as_of: str | None = None
     begin: str | None = None
     end: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Query:
+    """One read, resolved: the slices to read and how to read each."""
+
+    slices: list[FileSlice]
+    instants: InstantFilter  # which log blocks count
+    read_optimized: bool
+    row_filter: ds.Expression | None = None  # besides the request's filters
+    changelog: bool = False  # every change in range instead of merged rows
 
 
 class TableReader:
@@ -60,20 +80,26 @@ class TableReader:
             raise HudiError(
                 f"query type '{request.query_type}' is not one of {', '.join(QUERY_TYPES)}"
             )
+        options = Options(self.config.properties, request.options)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         data_schema = latest_table_schema(timeline, self.config)
         if data_schema is None:
-            return self._empty(pa.schema([]), request)
+            return _select(pa.schema([]).empty_table(), request.columns)
         if request.query_type == "incremental":
-            return self._incremental(timeline, data_schema, request)
-        as_of = normalize_instant(request.as_of) if request.as_of else None
-        view = FileSystemView(self.storage, timeline, as_of)
-        slices = self._pruned(view.latest_slices(), data_schema, request.filters)
-        return self._read_slices(slices, data_schema, request, None)
+            query = self._incremental(timeline, request, options)
+        else:
+            as_of = normalize_instant(request.as_of) if request.as_of else None
+            slices = FileSystemView(self.storage, timeline, as_of).latest_slices()
+            read_optimized = request.query_type == "read_optimized"
+            query = _Query(slices, InstantFilter.of(timeline, as_of), read_optimized)
+        query.slices = self._pruned(query.slices, data_schema, request.filters)
+        return _SliceReader(self, data_schema, request, options, query).read_all()
 
     def _incremental(
-        self, timeline: ActiveTimeline, data_schema: pa.Schema, request: ReadRequest
-    ) -> pa.Table:
+        self, timeline: ActiveTimeline, request: ReadRequest, options: Options
+    ) -> _Query:
+        """Rows written in (begin, end]: the file groups those commits touched, read as of
+        `end`, keeping rows whose commit time is in range."""
         begin = normalize_instant(request.begin) if request.begin else "0" * 17
         writes = timeline.completed_writes()
         latest = writes[-1].timestamp if writes else begin
@@ -85,12 +111,18 @@ class TableReader:
                 touched |= {(s.partition_path, s.file_id) for s in metadata.write_stats()}
         view = FileSystemView(self.storage, timeline, end)
         slices = [s for s in view.latest_slices() if (s.partition_path, s.file_id) in touched]
-        slices = self._pruned(slices, data_schema, request.filters)
-        commit_filter = None
+        changelog = self.config.changelog and options.get_option(R.CHANGELOG_READ)
+        # As Apache Hudi does, only the range's log blocks and the range's base rows are merged:
+        # a change is reported even if an older write with a larger ordering value outranks it.
+        of_range = InstantFilter.of(timeline, end)
+        instants = InstantFilter(
+            of_range.completed, of_range.pending, of_range.first_completed, end, begin
+        )
+        query = _Query(slices, instants, read_optimized=False, changelog=changelog)
         if self.config.populate_meta_fields:
             commit_time = ds.field(COMMIT_TIME_FIELD)
-            commit_filter = (commit_time > begin) & (commit_time <= end)
-        return self._read_slices(slices, data_schema, request, commit_filter)
+            query.row_filter = (commit_time > begin) & (commit_time <= end)
+        return query
 
     def _pruned(
         self, slices: list[FileSlice], data_schema: pa.Schema, filters: Sequence[Filter] | None
@@ -111,42 +143,90 @@ class TableReader:
         )
         return [s for s in slices if s.partition_path in kept]
 
-    def _read_slices(
+
+class _SliceReader:
+    """Reads the slices of one query, on the engine, and puts the results together."""
+
+    def __init__(
         self,
-        slices: list[FileSlice],
+        reader: TableReader,
         data_schema: pa.Schema,
         request: ReadRequest,
-        extra_filter: ds.Expression | None,
-    ) -> pa.Table:
-        schema = self._output_schema(data_schema)
-        expression = to_expression(request.filters, schema)
+        options: Options,
+        query: _Query,
+    ) -> None:
+        config = reader.config
+        self.storage = reader.storage
+        self.engine = reader.engine
+        self.query = query
+        self.merge_on_read = config.is_merge_on_read and not query.read_optimized
+        self.skip_merge = options.get_option(R.MERGE_TYPE) == "skip_merge"
+        with_operation = config.changelog
+        self.file_schema = add_meta_fields(data_schema, with_operation_field=with_operation)
+        self.schema = self._output_schema(config, data_schema, query.changelog)
+        self.expression = to_expression(request.filters, self.schema)
         filtered_on = {f[0] for f in request.filters or []}
-        if extra_filter is not None:
-            expression = extra_filter if expression is None else expression & extra_filter
+        if query.row_filter is not None:
+            combined = query.row_filter
+            self.expression = combined if self.expression is None else self.expression & combined
             filtered_on.add(COMMIT_TIME_FIELD)
-        columns = _checked_columns(request.columns, schema)
-        needed = columns + [c for c in schema.names if c in filtered_on and c not in columns]
+        self.columns = _checked_columns(request.columns, self.schema)
+        self.needed = self.columns + [
+            c for c in self.schema.names if c in filtered_on and c not in self.columns
+        ]
+        payload = options.get_option(PAYLOAD_CLASS)
+        self.merger = RecordMerger(payload, config.precombine_field)
+        self.memory_budget = options.get_option(R.MERGE_MAX_MEMORY)
+        self.spill_path = options.get_option(R.SPILL_PATH)
 
-        def read_one(file_slice: FileSlice) -> pa.Table:
-            assert file_slice.base_file is not None
-            table = _read_base_file(self.storage, file_slice.base_file.path, schema, needed)
-            if expression is not None:
-                table = table.filter(expression)
-            return table.select(columns)
+    @staticmethod
+    def _output_schema(config: TableConfig, data_schema: pa.Schema, changelog: bool) -> pa.Schema:
+        if not config.populate_meta_fields:
+            return data_schema
+        return add_meta_fields(data_schema, with_operation_field=changelog)
 
-        tables = self.engine.map(read_one, slices)
+    def read_all(self) -> pa.Table:
+        tables = self.engine.map(self.read_slice, self.query.slices)
+        tables = [t for t in tables if t.num_rows]
         if not tables:
-            return self._empty(schema, request)
-        return pa.concat_tables(tables)
+            return self.schema.empty_table().select(self.columns)
+        return pa.concat_tables(tables).select(self.columns)
 
-    def _output_schema(self, data_schema: pa.Schema) -> pa.Schema:
-        if self.config.populate_meta_fields:
-            return add_meta_fields(data_schema)
-        return data_schema
+    def read_slice(self, file_slice: FileSlice) -> pa.Table:
+        """The slice's rows (the needed columns), filtered."""
+        if self.merge_on_read and file_slice.log_files:
+            rows = self._read_with_log(file_slice).select(self.needed)
+        elif file_slice.base_file is not None:
+            path = file_slice.base_file.path
+            rows = _read_base_file(self.storage, path, self.schema, self.needed)
+        else:
+            return self.schema.empty_table().select(self.needed)
+        if self.expression is not None:
+            rows = rows.filter(self.expression)
+        return rows
 
-    def _empty(self, schema: pa.Schema, request: ReadRequest) -> pa.Table:
-        table = schema.empty_table()
-        return table.select(_checked_columns(request.columns, schema)) if request.columns else table
+    def _read_with_log(self, file_slice: FileSlice) -> pa.Table:
+        log = SliceLog.scan(self.storage, file_slice, self.query.instants)
+        if self.skip_merge or self.query.changelog:
+            parts = [] if file_slice.base_file is None else [self._base_rows(file_slice)]
+            parts += list(log.data_records(self.storage, self.file_schema))
+        else:
+            merger = SliceMerger(
+                self.storage,
+                self.file_schema,
+                self.merger,
+                self.memory_budget,
+                self.spill_path,
+                base_filter=self.query.row_filter,
+            )
+            parts = list(merger.merge(file_slice, log))
+        parts = [cast_batch_to_schema(p, self.schema) for p in parts if p.num_rows]
+        return pa.concat_tables(parts) if parts else self.schema.empty_table()
+
+    def _base_rows(self, file_slice: FileSlice) -> pa.Table:
+        assert file_slice.base_file is not None
+        path = file_slice.base_file.path
+        return _read_base_file(self.storage, path, self.file_schema, self.file_schema.names)
 
 
 def _read_base_file(storage: Storage, path: str, schema: pa.Schema, columns: list[str]) -> pa.Table:
@@ -164,6 +244,10 @@ def _checked_columns(columns: Sequence[str] | None, schema: pa.Schema) -> list[s
     if unknown:
         raise HudiError(f"no such columns: {unknown}; the table has {schema.names}")
     return list(columns)
+
+
+def _select(table: pa.Table, columns: Sequence[str] | None) -> pa.Table:
+    return table.select(_checked_columns(columns, table.schema)) if columns else table
 
 
 def normalize_instant(value: str | datetime | date) -> str:

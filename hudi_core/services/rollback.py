@@ -12,7 +12,9 @@ import time
 from dataclasses import dataclass, field
 
 from hudi_core.errors import HudiError
-from hudi_core.model.file_names import BaseFileName
+from hudi_core.io.log_blocks import rollback_block
+from hudi_core.io.log_format import write_log_file
+from hudi_core.model.file_names import BaseFileName, LogFileName, log_file_name
 from hudi_core.read.file_system_view import list_table_files
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State
@@ -20,24 +22,35 @@ from hudi_core.timeline import avro_metadata as avro
 from hudi_core.timeline.instant import REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
 from hudi_core.write.markers import Markers
 
+ROLLBACK_TOKEN = "1-0-1"  # Apache Hudi's write token for files a rollback writes
+
 
 @dataclass
 class RollbackPlan:
+    """What undoing a failed write takes: base files to delete (its CREATE and MERGE markers)
+    and log files to cancel with a rollback block (its APPEND markers)."""
+
     instant: Instant  # the failed write
     files_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
+    logs_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
+
+    def add(self, path: str, io_type: str) -> None:
+        partition = path.rsplit("/", 1)[0] if "/" in path else ""
+        target = self.logs_by_partition if io_type == "APPEND" else self.files_by_partition
+        target.setdefault(partition, []).append(path)
 
     def to_avro(self, storage: Storage) -> bytes:
         requests = [
-            {
-                "partitionPath": partition,
-                "fileId": "",
-                "latestBaseInstant": "",
-                "filesToBeDeleted": [storage.uri_of(path)],
-                "logBlocksToBeDeleted": {},
-            }
+            _request(partition, "", "", [storage.uri_of(path)], {})
             for partition, paths in sorted(self.files_by_partition.items())
             for path in paths
         ]
+        for partition, paths in sorted(self.logs_by_partition.items()):
+            for path in paths:
+                log = LogFileName.parse(path.rsplit("/", 1)[-1])
+                assert log is not None, path
+                blocks = {storage.uri_of(path): 1}
+                requests.append(_request(partition, log.file_id, log.base_instant_time, [], blocks))
         return avro.serialize(
             "HoodieRollbackPlan",
             {
@@ -56,9 +69,23 @@ class RollbackPlan:
         target = record["instantToRollback"]
         plan = cls(Instant(target["commitTime"], target["action"], State.INFLIGHT))
         for request in record.get("RollbackRequests") or []:
-            files = [storage.relative_of(p) for p in request.get("filesToBeDeleted") or []]
-            plan.files_by_partition.setdefault(request["partitionPath"], []).extend(files)
+            for location in request.get("filesToBeDeleted") or []:
+                plan.add(storage.relative_of(location), "CREATE")
+            for location in request.get("logBlocksToBeDeleted") or {}:
+                plan.add(storage.relative_of(location), "APPEND")
         return plan
+
+
+def _request(
+    partition: str, file_id: str, base_instant: str, files: list[str], log_blocks: dict[str, int]
+) -> dict:
+    return {
+        "partitionPath": partition,
+        "fileId": file_id,
+        "latestBaseInstant": base_instant,
+        "filesToBeDeleted": files,
+        "logBlocksToBeDeleted": log_blocks,
+    }
 
 
 def rollback_failed_writes(storage: Storage, timeline: ActiveTimeline) -> ActiveTimeline:
@@ -100,12 +127,12 @@ def _plan_for(storage: Storage, failed: Instant) -> RollbackPlan:
     plan = RollbackPlan(failed)
     markers = Markers(storage, failed.timestamp)
     if markers.exist():
-        paths = [marker.data_file for marker in markers.all()]
-    else:  # markers lost (or never written): every file the instant may have written
-        paths = _files_written_at(storage, failed.timestamp)
-    for path in sorted(set(paths)):
-        partition = path.rsplit("/", 1)[0] if "/" in path else ""
-        plan.files_by_partition.setdefault(partition, []).append(path)
+        found = {(marker.data_file, marker.io_type) for marker in markers.all()}
+    else:  # markers lost (or never written): the base files the instant may have written;
+        # its log blocks are ignored by readers anyway, their instant never completed
+        found = {(path, "CREATE") for path in _files_written_at(storage, failed.timestamp)}
+    for path, io_type in sorted(found):
+        plan.add(path, io_type)
     return plan
 
 
@@ -121,15 +148,23 @@ def _execute(
     storage: Storage, timeline: ActiveTimeline, inflight: Instant, plan: RollbackPlan
 ) -> Instant:
     started = time.monotonic()
+    partitions = sorted(set(plan.files_by_partition) | set(plan.logs_by_partition))
     partition_metadata = {}
-    for partition, paths in plan.files_by_partition.items():
-        deleted = [storage.uri_of(p) for p in paths if storage.delete(p)]
+    for partition in partitions:
+        files = plan.files_by_partition.get(partition, [])
+        deleted = [storage.uri_of(p) for p in files if storage.delete(p)]
+        failed_logs, rollback_logs = {}, {}
+        for log_path in plan.logs_by_partition.get(partition, []):
+            if storage.exists(log_path):
+                failed_logs[storage.uri_of(log_path)] = storage.file_size(log_path)
+                written, size = _append_rollback_block(storage, log_path, inflight, plan.instant)
+                rollback_logs[storage.uri_of(written)] = size
         partition_metadata[partition] = {
             "partitionPath": partition,
             "successDeleteFiles": deleted,
             "failedDeleteFiles": [],
-            "rollbackLogFiles": {},
-            "logFilesFromFailedCommit": {},
+            "rollbackLogFiles": rollback_logs,
+            "logFilesFromFailedCommit": failed_logs,
         }
     timeline.delete_pending(plan.instant)
     metadata = {
@@ -146,6 +181,26 @@ def _execute(
     )
     Markers(storage, plan.instant.timestamp).delete_all()
     return completed
+
+
+def _append_rollback_block(
+    storage: Storage, failed_log: str, rollback: Instant, failed: Instant
+) -> tuple[str, int]:
+    """Cancels the failed instant's blocks in a file group's log, as Apache Hudi does: a
+    rollback block in the next log file version (storage without appends rolls over)."""
+    partition, _, name = failed_log.rpartition("/")
+    log = LogFileName.parse(name)
+    assert log is not None, failed_log
+    versions = [
+        parsed.version
+        for entry in storage.list_files(partition)
+        if (parsed := LogFileName.parse(entry.name))
+        and (parsed.file_id, parsed.base_instant_time) == (log.file_id, log.base_instant_time)
+    ]
+    new_name = log_file_name(log.file_id, log.base_instant_time, max(versions) + 1, ROLLBACK_TOKEN)
+    path = f"{partition}/{new_name}" if partition else new_name
+    size = write_log_file(storage, path, [rollback_block(rollback.timestamp, failed.timestamp)])
+    return path, size
 
 
 def _is_pending_clustering(timeline: ActiveTimeline, instant: Instant) -> bool:

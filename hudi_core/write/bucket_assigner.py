@@ -17,10 +17,12 @@ import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import row_indices_by_value, run_boundaries
 from hudi_core.engine import EngineContext
+from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import new_file_id
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.write.handles import DELETE_FLAG, CreateTask, MergeTask
+from hudi_core.write.append_task import AppendTask
+from hudi_core.write.handles import CreateTask, MergeTask
 
 FILE_ID_COLUMN = "__hudi_file_id"
 
@@ -31,6 +33,7 @@ class Sizing:
     small_file_limit: int
     record_size: int  # estimated bytes per record on disk
     insert_split_size: int | None  # None: derive from max file size and record size
+    small_file_candidates: int = 1  # merge-on-read: small files topped up per partition
 
     @property
     def records_per_new_file(self) -> int:
@@ -44,25 +47,39 @@ class Sizing:
 
 
 class TaskPlan:
-    """Collects the rows of each task, then numbers the tasks."""
+    """Collects the rows of each task, then numbers the tasks.
 
-    def __init__(self) -> None:
-        self._merges: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
+    On merge-on-read, a file group that only receives updates and deletes gets an append (a
+    log file); one topped up with inserts is merged into a new base file, as on copy-on-write.
+    """
+
+    def __init__(self, merge_on_read: bool = False) -> None:
+        self.merge_on_read = merge_on_read
+        self._groups: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
+        self._topped_up: set[tuple[str, str]] = set()
         self._creates: list[tuple[str, pa.Table, pa.Array | None]] = []
 
-    def merge(self, file_slice: FileSlice, rows: pa.Table) -> None:
+    def update(self, file_slice: FileSlice, rows: pa.Table) -> None:
         key = (file_slice.partition_path, file_slice.file_id)
-        self._merges.setdefault(key, (file_slice, []))[1].append(rows)
+        self._groups.setdefault(key, (file_slice, []))[1].append(rows)
+
+    def top_up(self, file_slice: FileSlice, rows: pa.Table) -> None:
+        self.update(file_slice, rows)
+        self._topped_up.add((file_slice.partition_path, file_slice.file_id))
 
     def create(self, partition: str, rows: pa.Table, order: pa.Array | None = None) -> None:
         """A new file group of `rows` (or of the rows at `order`, taken by the task)."""
         self._creates.append((partition, rows, order))
 
-    def tasks(self, match_keys: bool = True) -> list[CreateTask | MergeTask]:
-        tasks: list[CreateTask | MergeTask] = []
-        for (partition, file_id), (file_slice, parts) in sorted(self._merges.items()):
-            assert file_slice.base_file is not None
+    def tasks(self, match_keys: bool = True) -> list[CreateTask | MergeTask | AppendTask]:
+        tasks: list[CreateTask | MergeTask | AppendTask] = []
+        for key, (file_slice, parts) in sorted(self._groups.items()):
             rows = pa.concat_tables(parts)
+            if self.merge_on_read and key not in self._topped_up:
+                tasks.append(AppendTask(len(tasks), file_slice, rows))
+                continue
+            assert file_slice.base_file is not None
+            partition, file_id = key
             tasks.append(
                 MergeTask(len(tasks), partition, file_id, file_slice.base_file, rows, match_keys)
             )
@@ -77,18 +94,19 @@ def assign_upserts(
     slices: list[FileSlice],
     sizing: Sizing,
     use_small_files: bool = True,
+    merge_on_read: bool = False,
 ) -> TaskPlan:
     """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert."""
-    plan = TaskPlan()
+    plan = TaskPlan(merge_on_read)
     by_id = {(s.partition_path, s.file_id): s for s in slices}
     tagged = pc.is_valid(file_ids)
     updates = rows.append_column(FILE_ID_COLUMN, file_ids).filter(tagged)
     for group in _groups(updates, [PARTITION_PATH_FIELD, FILE_ID_COLUMN]):
         file_id = group.column(FILE_ID_COLUMN)[0].as_py()
         file_slice = by_id[(_partition_of(group), file_id)]
-        plan.merge(file_slice, group.drop_columns([FILE_ID_COLUMN]))
-    inserts = rows.filter(pc.and_(pc.invert(tagged), pc.invert(rows.column(DELETE_FLAG))))
-    small_files = _small_files(slices, sizing) if use_small_files else {}
+        plan.update(file_slice, group.drop_columns([FILE_ID_COLUMN]))
+    inserts = rows.filter(pc.and_(pc.invert(tagged), pc.invert(rows.column(DELETE_COLUMN))))
+    small_files = _small_files(slices, sizing, merge_on_read) if use_small_files else {}
     for group in _groups(inserts, [PARTITION_PATH_FIELD]):
         partition = _partition_of(group)
         remaining = _fill_small_files(plan, group, small_files.get(partition, []), sizing)
@@ -129,12 +147,24 @@ def _partition_of(group: pa.Table) -> str:
     return group.column(PARTITION_PATH_FIELD)[0].as_py()
 
 
-def _small_files(slices: list[FileSlice], sizing: Sizing) -> dict[str, list[FileSlice]]:
+def _small_files(
+    slices: list[FileSlice], sizing: Sizing, merge_on_read: bool
+) -> dict[str, list[FileSlice]]:
+    """Base files inserts may top up, per partition. On merge-on-read only slices without log
+    files qualify (their keys are all in the base file, where the index looks), the smallest
+    first, at most `small_file_candidates` of them, as Apache Hudi does."""
     found: dict[str, list[FileSlice]] = {}
     for file_slice in slices:
         base = file_slice.base_file
-        if base is not None and base.size < sizing.small_file_limit and sizing.room_in(file_slice):
-            found.setdefault(file_slice.partition_path, []).append(file_slice)
+        if base is None or base.size >= sizing.small_file_limit or not sizing.room_in(file_slice):
+            continue
+        if merge_on_read and file_slice.log_files:
+            continue
+        found.setdefault(file_slice.partition_path, []).append(file_slice)
+    if merge_on_read:
+        for partition, candidates in found.items():
+            candidates.sort(key=lambda s: s.base_file.size)
+            found[partition] = candidates[: sizing.small_file_candidates]
     return found
 
 
@@ -146,7 +176,7 @@ def _fill_small_files(
         if offset >= inserts.num_rows:
             break
         take = min(sizing.room_in(small_file), inserts.num_rows - offset)
-        plan.merge(small_file, inserts.slice(offset, take))
+        plan.top_up(small_file, inserts.slice(offset, take))
         offset += take
     return inserts.slice(offset)
 

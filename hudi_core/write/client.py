@@ -37,7 +37,8 @@ from hudi_core.services.rollback import rollback_failed_writes, rollback_instant
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
-from hudi_core.timeline.instant import COMMIT, REPLACE_COMMIT
+from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
+from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
     Sizing,
     assign_bulk_inserts,
@@ -66,7 +67,7 @@ TABLE_DEFINING_OPTIONS = {
 
 @dataclass
 class _Plan:
-    tasks: list[CreateTask | MergeTask]
+    tasks: list[CreateTask | MergeTask | AppendTask]
     replaced: dict[str, list[str]] | None  # replacecommits only
 
 
@@ -133,7 +134,12 @@ class _WriteJob:
             small_file_limit=self.options.get_option(S.PARQUET_SMALL_FILE_LIMIT),
             record_size=average_record_size(self.timeline, self.options),
             insert_split_size=None if auto_split else self.options.get_option(W.INSERT_SPLIT_SIZE),
+            small_file_candidates=self.options.get_option(W.SMALL_FILE_GROUP_CANDIDATES),
         )
+
+    @property
+    def mor(self) -> bool:
+        return self.config.is_merge_on_read
 
     def prepare(self, batch: pa.Table) -> tuple[pa.Table, pa.Schema | None]:
         if self.op == "DELETE_PARTITION":
@@ -152,7 +158,10 @@ class _WriteJob:
         return prepared.rows, prepared.data_schema
 
     def run(self, rows: pa.Table, data_schema: pa.Schema | None) -> str:
-        action = REPLACE_COMMIT if self.op in REPLACING_OPERATIONS else COMMIT
+        if self.op in REPLACING_OPERATIONS:
+            action = REPLACE_COMMIT
+        else:
+            action = DELTA_COMMIT if self.config.is_merge_on_read else COMMIT
         instant_time = self.timeline.new_instant_time()
         requested = self.timeline.create_requested(action, instant_time, _requested(action))
         try:
@@ -194,10 +203,11 @@ class _WriteJob:
         if self.op == "INSERT":
             if self.options.get_option(W.INSERT_DROP_DUPLICATES):
                 rows = rows.filter(pc.is_null(file_ids))
-            plan = assign_upserts(rows, _untagged(rows), slices, sizing)
+            plan = assign_upserts(rows, _untagged(rows), slices, sizing, merge_on_read=self.mor)
             keep_duplicates = self.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
             return _Plan(plan.tasks(match_keys=not keep_duplicates), None)
-        return _Plan(assign_upserts(rows, file_ids, slices, sizing).tasks(), None)
+        plan = assign_upserts(rows, file_ids, slices, sizing, merge_on_read=self.mor)
+        return _Plan(plan.tasks(), None)
 
     def _plan_overwrite(self, rows: pa.Table, slices: list[FileSlice], sizing: Sizing) -> _Plan:
         if self.op == "INSERT_OVERWRITE_TABLE":
@@ -243,7 +253,8 @@ class _WriteJob:
         return [stat for stats in results for stat in stats]
 
     def _settings(self, instant_time: str, data_schema: pa.Schema) -> WriteSettings:
-        file_schema = add_meta_fields(data_schema, nullable=True)
+        changelog = self.config.changelog
+        file_schema = add_meta_fields(data_schema, nullable=True, with_operation_field=changelog)
         bloom = None
         wants_bloom = self.options.get_option(S.PARQUET_BLOOM_FILTER_ENABLED) or (
             self.options.get_option(I.INDEX_TYPE) == "BLOOM"
@@ -261,7 +272,9 @@ class _WriteJob:
             stage_id=0,
             file_schema=file_schema,
             writer_schema=writer_schema(file_schema),
-            footer_avro_schema=arrow_to_avro_json(file_schema, self.config.name, True),
+            footer_avro_schema=arrow_to_avro_json(
+                file_schema, self.config.name, True, with_operation_field=changelog
+            ),
             parquet=ParquetSettings.from_options(self.options),
             bloom=bloom,
             merger=self.merger,
@@ -269,10 +282,12 @@ class _WriteJob:
             record_size=self.sizing.record_size,
             populate_meta_fields=self.config.populate_meta_fields,
             key_generator=self.key_generator,
+            changelog=changelog,
+            log_block_format=self.options.get_option(W.LOG_DATA_BLOCK_FORMAT),
         )
 
 
-def run_task(task: CreateTask | MergeTask, settings: WriteSettings) -> list[WriteStat]:
+def run_task(task: CreateTask | MergeTask | AppendTask, settings: WriteSettings) -> list[WriteStat]:
     return task.run(settings)
 
 
@@ -308,7 +323,11 @@ def _workload(plan: _Plan, op: str) -> CommitMetadata:
     for task in plan.tasks:
         if task.partition_path not in workload.partition_to_write_stats:
             workload.add(WriteStat("", task.partition_path, ""))
-        if isinstance(task, MergeTask):
+        if isinstance(task, AppendTask):
+            prev = task.file_slice.base_instant_time
+            stat = WriteStat(task.file_id, task.partition_path, "", prev)
+            stat.num_update_writes = task.rows.num_rows
+        elif isinstance(task, MergeTask):
             stat = WriteStat(task.file_id, task.partition_path, "", task.base_file.instant_time)
             stat.num_update_writes = task.rows.num_rows
         else:

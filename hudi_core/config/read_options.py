@@ -1,0 +1,36 @@
+"""Options of reads: the query, and how merge-on-read file slices are merged."""
+
+from hudi_core.config.option import ConfigOption, parse_bool
+
+QUERY_TYPE = ConfigOption(
+    "hoodie.datasource.query.type",
+    "snapshot",
+    "snapshot (merged), read_optimized (base files only) or incremental.",
+    parse=lambda raw: raw.strip().lower(),
+    choices=("SNAPSHOT", "READ_OPTIMIZED", "INCREMENTAL"),
+)
+MERGE_TYPE = ConfigOption(
+    "hoodie.datasource.merge.type",
+    "payload_combine",
+    "payload_combine merges log records into base rows; skip_merge returns both as written.",
+    parse=lambda raw: raw.strip().lower(),
+    choices=("PAYLOAD_COMBINE", "SKIP_MERGE"),
+)
+MERGE_MAX_MEMORY = ConfigOption(
+    "hoodie.memory.merge.max.size",
+    1073741824,
+    "Bytes of log records a file slice merge holds in memory before spilling to local disk.",
+    parse=int,
+)
+SPILL_PATH = ConfigOption(
+    "hoodie.memory.spillable.map.path",
+    None,
+    "Local folder for merge spill files (default: the system temporary folder).",
+)
+CHANGELOG_READ = ConfigOption(
+    "hoodie.datasource.read.changelog.enabled",
+    False,
+    "Incremental reads of changelog-mode tables return every change (with _hoodie_operation) "
+    "instead of the merged row.",
+    parse=parse_bool,
+)

@@ -1,0 +1,165 @@
+"""Merging a merge-on-read file slice: base rows with the record versions of its log.
+
+The log's versions are reduced to one state per key (the record merger decides which version
+survives, or that the key ends deleted), then merged into the base rows. All of it happens in
+memory while the versions stay under `hoodie.memory.merge.max.size`; past it, versions and then
+base rows are spilled to local disk in key-hash buckets, which are merged one at a time, so a
+file group with millions of log records merges in bounded memory.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from hudi_core.io.bloom_filter import hash_keys
+from hudi_core.merge.record_merger import SEQ_COLUMN, RecordMerger, merge_into
+from hudi_core.model.file_group import FileSlice
+from hudi_core.read.log_scanner import SliceLog
+from hudi_core.schema.evolution import cast_batch_to_schema
+from hudi_core.schema.meta_fields import RECORD_KEY_FIELD
+from hudi_core.storage import Storage
+
+_BASE_BATCH_ROWS = 1 << 16
+
+
+@dataclass
+class SliceMerger:
+    storage: Storage
+    schema: pa.Schema  # the table's file schema: meta columns, then data columns
+    merger: RecordMerger
+    memory_budget: int  # bytes of log versions held in memory before spilling
+    spill_path: str | None = None  # folder for spill files (default: the system temp folder)
+    base_filter: ds.Expression | None = None  # base rows taking part (incremental reads)
+
+    def merge(self, file_slice: FileSlice, log: SliceLog) -> Iterator[pa.Table]:
+        """The slice's rows after merging its log, in batches."""
+        versions: list[pa.Table] = []
+        held = 0
+        spill: _Spill | None = None
+        for rows in log.versions(self.storage, self.schema, self.merger.ordering_field):
+            if spill is not None:
+                spill.add_versions(rows)
+                continue
+            versions.append(rows)
+            held += rows.nbytes
+            if held > self.memory_budget:
+                spill = _Spill(self._spill_folder(), _bucket_count(file_slice, self.memory_budget))
+                for held_rows in versions:
+                    spill.add_versions(held_rows)
+                versions = []
+        if spill is None:
+            logged = pa.concat_tables(versions) if versions else None
+            yield self._merge(self._base_rows(file_slice), logged)
+            return
+        try:
+            for batch in self._base_batches(file_slice):
+                spill.add_base(batch)
+            for base, logged in spill.buckets():
+                yield self._merge(base, logged)
+        finally:
+            spill.close()
+
+    def _merge(self, base: pa.Table | None, versions: pa.Table | None) -> pa.Table:
+        if versions is None or versions.num_rows == 0:
+            return base if base is not None else self.schema.empty_table()
+        states = self.merger.merge_versions(versions, [RECORD_KEY_FIELD])
+        stored = base if base is not None else self.schema.empty_table()
+        outcome = merge_into(
+            self.merger,
+            stored,
+            stored.column(RECORD_KEY_FIELD),
+            states.drop_columns([SEQ_COLUMN]),
+            states.column(RECORD_KEY_FIELD),
+        )
+        return outcome.rows
+
+    def _base_rows(self, file_slice: FileSlice) -> pa.Table | None:
+        if file_slice.base_file is None:
+            return None
+        path = self.storage.full_path(file_slice.base_file.path)
+        rows = pq.read_table(path, filesystem=self.storage.fs)
+        return self._filtered(cast_batch_to_schema(rows, self.schema))
+
+    def _base_batches(self, file_slice: FileSlice) -> Iterator[pa.Table]:
+        if file_slice.base_file is None:
+            return
+        path = self.storage.full_path(file_slice.base_file.path)
+        with self.storage.fs.open_input_file(path) as source:
+            for batch in pq.ParquetFile(source).iter_batches(batch_size=_BASE_BATCH_ROWS):
+                rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
+                yield self._filtered(rows)
+
+    def _filtered(self, rows: pa.Table) -> pa.Table:
+        return rows if self.base_filter is None else rows.filter(self.base_filter)
+
+    def _spill_folder(self) -> str:
+        return tempfile.mkdtemp(prefix="hudi-merge-spill-", dir=self.spill_path)
+
+
+def _bucket_count(file_slice: FileSlice, budget: int) -> int:
+    """Enough buckets that one bucket's versions fit the budget, log bytes growing ~4x decoded."""
+    log_bytes = sum(f.size for f in file_slice.log_files)
+    return int(min(4096, max(4, np.ceil(4 * log_bytes / max(budget, 1)) * 2)))
+
+
+class _Spill:
+    """Versions and base rows written to local disk, bucketed by a hash of the record key."""
+
+    def __init__(self, folder: str, buckets: int) -> None:
+        self.folder = Path(folder)
+        self.bucket_count = buckets
+        self._writers: dict[tuple[str, int], ipc.RecordBatchStreamWriter] = {}
+
+    def add_versions(self, rows: pa.Table) -> None:
+        self._add("versions", rows)
+
+    def add_base(self, rows: pa.Table) -> None:
+        self._add("base", rows)
+
+    def _add(self, kind: str, rows: pa.Table) -> None:
+        if rows.num_rows == 0:
+            return
+        keys = rows.column(RECORD_KEY_FIELD)
+        bucket_of = hash_keys(keys).view(np.uint32) % np.uint32(self.bucket_count)
+        order = np.argsort(bucket_of, kind="stable")
+        bounds = np.searchsorted(bucket_of[order], np.arange(self.bucket_count + 1))
+        ordered = rows.take(pa.array(order))
+        for bucket in np.flatnonzero(np.diff(bounds)):
+            part = ordered.slice(bounds[bucket], bounds[bucket + 1] - bounds[bucket])
+            self._writer(kind, int(bucket), rows.schema).write_table(part)
+
+    def _writer(self, kind: str, bucket: int, schema: pa.Schema) -> ipc.RecordBatchStreamWriter:
+        key = (kind, bucket)
+        if key not in self._writers:
+            sink = pa.OSFile(str(self.folder / f"{kind}-{bucket}.arrows"), "wb")
+            self._writers[key] = ipc.new_stream(sink, schema)
+        return self._writers[key]
+
+    def buckets(self) -> Iterator[tuple[pa.Table | None, pa.Table | None]]:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
+        for bucket in range(self.bucket_count):
+            yield self._read("base", bucket), self._read("versions", bucket)
+
+    def _read(self, kind: str, bucket: int) -> pa.Table | None:
+        path = self.folder / f"{kind}-{bucket}.arrows"
+        if not path.exists():
+            return None
+        with pa.OSFile(str(path), "rb") as source:
+            return ipc.open_stream(source).read_all()
+
+    def close(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
