@@ -137,7 +137,7 @@ class _BlockReader:
 
     def blocks(self) -> Iterator[LogBlock]:
         position = 0
-        while position + len(MAGIC) <= self.length:
+        while position + len(MAGIC) <= self.length:  # a shorter tail cannot hold a block
             if self._read(position, len(MAGIC)) != MAGIC:
                 position = self._next_magic(position + 1)  # bytes no block claims
                 yield LogBlock(BlockType.CORRUPT)
@@ -161,7 +161,7 @@ class _BlockReader:
         (trailing,) = _LONG.unpack(self._read(end - _LONG.size, _LONG.size))
         if trailing != size + len(MAGIC):
             return None, 0
-        if end < self.length and self._read(end, len(MAGIC)) != MAGIC:
+        if end + len(MAGIC) <= self.length and self._read(end, len(MAGIC)) != MAGIC:
             return None, 0  # as Apache Hudi: the next bytes must start a block, or end the file
         body_at = size_at + _LONG.size
         try:

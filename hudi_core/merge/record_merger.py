@@ -128,7 +128,7 @@ class RecordMerger:
         ordered = versions.take(pc.sort_indices(versions, sort_keys=sort_keys))
         last = _last_of_runs(ordered, key_columns)
         if mode is MergeMode.PARTIAL:
-            return _newest_non_null(ordered, last)
+            return _newest_non_null(ordered, last, key_columns)
         return ordered.filter(pa.array(last))
 
 
@@ -197,7 +197,7 @@ def _group_codes(table: pa.Table, key_columns: list[str]) -> np.ndarray:
     return pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _newest_non_null(ordered: pa.Table, last: np.ndarray) -> pa.Table:
+def _newest_non_null(ordered: pa.Table, last: np.ndarray, key_columns: list[str]) -> pa.Table:
     """Per key (runs of a table sorted oldest to newest), each column's newest non-null value
     among the versions after the key's newest delete; a key whose newest version is a delete
     stays a delete."""
@@ -212,7 +212,7 @@ def _newest_non_null(ordered: pa.Table, last: np.ndarray) -> pa.Table:
     for name in ordered.column_names:
         column = ordered.column(name)
         usable = after_delete & pc.is_valid(column).to_numpy(zero_copy_only=False)
-        if name in (DELETE_COLUMN, SEQ_COLUMN, NATURAL_COLUMN):
+        if name in (DELETE_COLUMN, SEQ_COLUMN, NATURAL_COLUMN, *key_columns):
             usable = np.ones(n, bool)  # these describe the newest version itself
         pick = np.maximum.reduceat(np.where(usable, positions, -1), starts)
         columns.append(column.take(pa.array(pick, mask=pick < 0)))

@@ -146,7 +146,9 @@ class _WriteJob:
             return batch, self.table_schema
         if self.op == "DELETE":
             combine = self.options.get_option(W.COMBINE_BEFORE_DELETE)
-            rows = prepare_deletes(batch, self.key_generator, self.merger, combine)
+            rows = prepare_deletes(
+                batch, self.table_schema, self.key_generator, self.merger, combine
+            )
             return rows, self.table_schema
         if self.op == "UPSERT":
             combine = self.options.get_option(W.COMBINE_BEFORE_UPSERT)

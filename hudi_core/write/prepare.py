@@ -71,10 +71,20 @@ def prepare_rows(
 
 
 def prepare_deletes(
-    batch: pa.Table, key_generator: KeyGenerator, merger: RecordMerger, combine: bool
+    batch: pa.Table,
+    table_schema: pa.Schema | None,
+    key_generator: KeyGenerator,
+    merger: RecordMerger,
+    combine: bool,
 ) -> pa.Table:
-    """Keys to delete: only the key and partition fields need to be in the batch."""
-    rows = pa.table(_keys(_without_meta_columns(batch), key_generator, None, delete_all=True))
+    """Keys to delete: only the key and partition fields need to be in the batch. Columns of
+    the table it does carry are kept (typed as the table's), for changelog records."""
+    batch = _without_meta_columns(batch)
+    keys = _keys(batch, key_generator, None, delete_all=True)
+    known = [f for f in table_schema or [] if f.name in batch.column_names]
+    rows = _append(
+        cast_batch_to_schema(batch.select([f.name for f in known]), pa.schema(known)), keys
+    )
     if combine:
         rows = RecordMerger(merger.payload_class, None).precombine(
             rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
