@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import fastavro
@@ -51,8 +52,21 @@ def parquet_data_block(rows: pa.Table, schema_json: str, instant_time: str, code
 
 def data_block_records(block: LogBlock) -> pa.Table:
     """The records of an Avro or Parquet data block, typed by the block's own schema."""
+    return pa.concat_tables(data_block_batches(block))
+
+
+def data_block_batches(block: LogBlock, max_rows: int = 1 << 16) -> Iterator[pa.Table]:
+    """The records of a data block, `max_rows` at a time, so that big blocks decode in
+    bounded memory."""
     if block.block_type is BlockType.PARQUET_DATA:
-        return pq.read_table(pa.BufferReader(block.content))
+        parquet = pq.ParquetFile(pa.BufferReader(block.content))
+        empty = True
+        for batch in parquet.iter_batches(batch_size=max_rows):
+            empty = False
+            yield pa.Table.from_batches([batch])
+        if empty:
+            yield parquet.schema_arrow.empty_table()
+        return
     schema = block.header.get(HeaderKey.SCHEMA)
     if not schema:
         raise CorruptFileError("an Avro data block has no SCHEMA header")
@@ -62,19 +76,29 @@ def data_block_records(block: LogBlock) -> pa.Table:
     version, count = _HEADER.unpack_from(content, 0)
     if version != CONTENT_VERSION:
         raise CorruptFileError(f"Avro data block version {version} is not supported (only 3)")
-    return decode_datums(content, _record_starts(content, count), schema)
+    starts = _record_starts(content, count)
+    for first in range(0, max(count, 1), max_rows):
+        yield decode_datums(content, starts[first : first + max_rows], schema)
 
 
 def _length_prefixed(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Datums laid out as Hudi frames them: each preceded by its int32 big-endian length."""
+    """Datums laid out as Hudi frames them: each preceded by its int32 big-endian length.
+
+    Both pieces of every row become Arrow binary arrays; joining them row by row is one
+    kernel call, and its data buffer is the framed sequence.
+    """
     count = len(offsets) - 1
-    lengths = np.diff(offsets)
-    out = np.empty(len(data) + 4 * count, dtype=np.uint8)
-    starts = offsets[:-1] + 4 * np.arange(count)  # where each length prefix goes
-    out[starts[:, None] + np.arange(4)] = lengths.astype(">i4").view(np.uint8).reshape(-1, 4)
-    owner = np.repeat(np.arange(count), lengths)
-    out[np.arange(len(data)) + 4 * (owner + 1)] = data
-    return out
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    datums = pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    lengths = np.diff(offsets).astype(">i4")
+    prefixes = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(4), count, [None, pa.py_buffer(lengths.tobytes())]
+    ).cast(pa.large_binary())
+    framed = pc.binary_join_element_wise(prefixes, datums, pa.scalar(b"", pa.large_binary()))
+    return np.frombuffer(framed.buffers()[2], np.uint8)[: len(data) + 4 * count]
 
 
 def _record_starts(content: bytes, count: int) -> np.ndarray:

@@ -9,6 +9,7 @@ columns (arrival order, delete flags) the record merger works with.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.io.log_blocks import data_block_records, deleted_keys
+from hudi_core.io.log_blocks import data_block_batches, data_block_records, deleted_keys
 from hudi_core.io.log_format import (
     BlockType,
     HeaderKey,
@@ -37,6 +38,7 @@ from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline
 
 DELETE_OPERATIONS = ("D", "-U")  # changelog rows that take a record away
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,13 @@ class SliceLog:
                     scanned = kept
                 elif block.block_type in _RECORD_BLOCKS:
                     scanned.append(LoggedBlock(log_file.path, block))
+        if stats.corrupt_blocks:
+            _LOG.warning(
+                "skipped %d corrupt or truncated log block(s) in file group %s of partition '%s'",
+                stats.corrupt_blocks,
+                file_slice.file_id,
+                file_slice.partition_path,
+            )
         log = cls(stats=stats)
         for logged in scanned:
             if instants.accepts(logged.block.instant_time):
@@ -117,17 +126,19 @@ class SliceLog:
     def versions(
         self, storage: Storage, schema: pa.Schema, ordering_field: str | None
     ) -> Iterator[pa.Table]:
-        """Per block, its records as versions in `schema` plus the merge columns."""
+        """The blocks' records as versions in `schema` plus the merge columns, a bounded
+        number of records at a time, in log order."""
         seq = 0
         for logged in self.blocks:
             block = load_content(storage, logged.path, logged.block)
             if block.block_type is BlockType.DELETE:
-                rows = _delete_versions(block, schema, ordering_field)
+                chunks = [_delete_versions(block, schema, ordering_field)]
             else:
-                rows = _data_versions(block, schema)
-            rows = rows.append_column(SEQ_COLUMN, pa.array(np.arange(seq, seq + rows.num_rows)))
-            seq += rows.num_rows
-            yield rows
+                chunks = (_data_versions(batch, schema) for batch in data_block_batches(block))
+            for rows in chunks:
+                order = pa.array(np.arange(seq, seq + rows.num_rows))
+                seq += rows.num_rows
+                yield rows.append_column(SEQ_COLUMN, order)
 
     def data_records(self, storage: Storage, schema: pa.Schema) -> Iterator[pa.Table]:
         """The records of the data blocks as written, deletes not applied (skip-merge reads)."""
@@ -140,8 +151,7 @@ class SliceLog:
 _RECORD_BLOCKS = (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE)
 
 
-def _data_versions(block: LogBlock, schema: pa.Schema) -> pa.Table:
-    records = data_block_records(block)
+def _data_versions(records: pa.Table, schema: pa.Schema) -> pa.Table:
     deleted = np.zeros(records.num_rows, bool)
     if IS_DELETED_COLUMN in records.column_names:
         flagged = pc.fill_null(records.column(IS_DELETED_COLUMN), False)

@@ -30,6 +30,7 @@ from hudi_core.schema.meta_fields import RECORD_KEY_FIELD
 from hudi_core.storage import Storage
 
 _BASE_BATCH_ROWS = 1 << 16
+_READ_BUFFER = 8 << 20
 
 
 @dataclass
@@ -66,6 +67,7 @@ class SliceMerger:
                 spill.add_base(batch)
             for base, logged in spill.buckets():
                 yield self._merge(base, logged)
+                pa.default_memory_pool().release_unused()  # give a bucket's memory back
         finally:
             spill.close()
 
@@ -95,7 +97,9 @@ class SliceMerger:
             return
         path = self.storage.full_path(file_slice.base_file.path)
         with self.storage.fs.open_input_file(path) as source:
-            for batch in pq.ParquetFile(source).iter_batches(batch_size=_BASE_BATCH_ROWS):
+            # buffered streaming: a row group is read page by page, not all at once
+            parquet = pq.ParquetFile(source, buffer_size=_READ_BUFFER, pre_buffer=False)
+            for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS):
                 rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
                 yield self._filtered(rows)
 

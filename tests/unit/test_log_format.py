@@ -122,7 +122,7 @@ def _mor_table(path: Path, with_delete: bool) -> HudiTable:
     return table
 
 
-def test_a_log_file_cut_at_any_byte_of_its_last_block_still_reads(tmp_path):
+def test_a_log_file_cut_at_any_byte_of_its_last_block_still_reads(tmp_path, caplog):
     """One commit's log file holds a data block then a delete block; cut anywhere inside the
     delete block, the file reads as if the delete had never been written."""
     table = _mor_table(tmp_path / "t", with_delete=True)
@@ -135,6 +135,10 @@ def test_a_log_file_cut_at_any_byte_of_its_last_block_still_reads(tmp_path):
     assert table.read().num_rows == 3  # the delete block counts while whole
     backup = tmp_path / "log.bak"
     shutil.copy(log, backup)
+    log.write_bytes(full[:-3])
+    with caplog.at_level("WARNING", logger="hudi_core.read.log_scanner"):
+        table.read()
+    assert "skipped 1 corrupt or truncated log block" in caplog.text
     for cut in range(last_start + 1, len(full)):
         log.write_bytes(full[:cut])
         rows = table.read(columns=["id", "ts", "v"])
