@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -13,39 +9,13 @@ import pyarrow.compute as pc
 from hudi_core import HudiTable
 from hudi_core.timeline import avro_metadata
 from tests import datagen, oracle
+from tests.killed_writer import kill_during_write
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# Runs a write in a child process that SIGKILLs itself at a chosen point of the timeline.
-_KILLED_WRITER = textwrap.dedent(
-    """
-    import os, signal, sys
-    sys.path.insert(0, {root!r})
-    from hudi_core import HudiTable
-    from hudi_core.timeline import ActiveTimeline, State
-    from tests import datagen
-
-    kill_before = {kill_before!r}
-    original = ActiveTimeline.transition
-
-    def transition(self, instant, state, content=b""):
-        if state.value == kill_before and instant.action == {action!r}:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return original(self, instant, state, content)
-
-    ActiveTimeline.transition = transition
-    table = HudiTable.open({path!r})
-    table.write(datagen.trips(list(range(0, 300, 2)), seed=9, ts=9), operation={operation!r})
-    """
-)
+WRITE_KEYS = list(range(0, 300, 2))
 
 
 def _kill_mid_write(path: str, kill_before: str, action: str = "commit", operation: str = "upsert"):
-    code = _KILLED_WRITER.format(
-        root=str(ROOT), path=path, kill_before=kill_before, action=action, operation=operation
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
-    assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+    kill_during_write(path, action, kill_before, WRITE_KEYS, operation)
 
 
 def _table_with_history(tmp_path: Path) -> tuple[str, HudiTable]:
@@ -129,24 +99,7 @@ def test_a_rollback_cut_off_midway_is_finished_by_the_next_writer(tmp_path):
     before, before_files = table.read(), _data_files(path)
     _kill_mid_write(path, kill_before="COMPLETED")
     # The next writer dies too, right before completing its rollback.
-    code = textwrap.dedent(
-        f"""
-        import os, signal, sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from hudi_core import HudiTable
-        from hudi_core.timeline import ActiveTimeline
-        from tests import datagen
-        original = ActiveTimeline.transition
-        def transition(self, instant, state, content=b""):
-            if instant.action == "rollback" and state.value == "COMPLETED":
-                os.kill(os.getpid(), signal.SIGKILL)
-            return original(self, instant, state, content)
-        ActiveTimeline.transition = transition
-        HudiTable.open({path!r}).write(datagen.trips([1], seed=1, ts=1), operation="upsert")
-        """
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
-    assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+    kill_during_write(path, "rollback", "COMPLETED", [1])
     assert any(i.action == "rollback" and not i.is_completed for i in table.timeline())
     oracle.assert_same_table(table.read(), before)
 

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,8 +14,7 @@ from hudi_core.io.log_format import BlockType, read_log_blocks
 from hudi_core.read import slice_merger
 from hudi_core.timeline import avro_metadata
 from tests import datagen, oracle
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.killed_writer import kill_during_write
 
 
 def _table(path: Path, **options) -> HudiTable:
@@ -142,32 +137,12 @@ def test_a_merge_over_budget_spills_to_disk_and_gives_the_same_rows(tmp_path, mo
     assert not list(Path("/tmp").glob("hudi-merge-spill-*"))  # spill files are cleaned up
 
 
-_KILLED_DELTACOMMIT = textwrap.dedent(
-    """
-    import os, signal, sys
-    sys.path.insert(0, {root!r})
-    from hudi_core import HudiTable
-    from hudi_core.timeline import ActiveTimeline
-    from tests import datagen
-    original = ActiveTimeline.transition
-    def transition(self, instant, state, content=b""):
-        if instant.action == "deltacommit" and state.value == "COMPLETED":
-            os.kill(os.getpid(), signal.SIGKILL)
-        return original(self, instant, state, content)
-    ActiveTimeline.transition = transition
-    HudiTable.open({path!r}).write(datagen.trips([0, 1, 2, 3], seed=9, ts=9))
-    """
-)
-
-
 def test_a_failed_deltacommit_is_cancelled_with_a_rollback_block(tmp_path):
     table = _table(tmp_path / "t")
     table.write(datagen.trips(list(range(8)), seed=1, ts=1), "bulk_insert")
     table.write(datagen.trips([0, 5], seed=2, ts=2))
     before = table.read()
-    code = _KILLED_DELTACOMMIT.format(root=str(ROOT), path=table.storage.base_path)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
-    assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+    kill_during_write(table.storage.base_path, "deltacommit", "COMPLETED", [0, 1, 2, 3])
     (failed,) = [i for i in table.timeline() if not i.is_completed]
     oracle.assert_same_table(table.read(), before, "ours after the crash")
     oracle.assert_same_table(oracle.snapshot(table.storage.base_path), before, "hudi-rs")
