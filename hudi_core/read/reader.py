@@ -23,6 +23,7 @@ from hudi_core.config.table_config import TableConfig
 from hudi_core.config.table_options import PAYLOAD_CLASS, URL_ENCODE_PARTITIONING
 from hudi_core.engine import EngineContext
 from hudi_core.errors import HudiError
+from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileSlice
@@ -162,7 +163,9 @@ class _SliceReader:
         self.merge_on_read = config.is_merge_on_read and not query.read_optimized
         self.skip_merge = options.get_option(R.MERGE_TYPE) == "skip_merge"
         with_operation = config.changelog
-        self.file_schema = add_meta_fields(data_schema, with_operation_field=with_operation)
+        self.file_schema = add_meta_fields(
+            data_schema, with_operation_field=with_operation, nullable=True
+        )
         self.schema = self._output_schema(config, data_schema, query.changelog)
         self.expression = to_expression(request.filters, self.schema)
         filtered_on = {f[0] for f in request.filters or []}
@@ -177,6 +180,7 @@ class _SliceReader:
         payload = options.get_option(PAYLOAD_CLASS)
         self.merger = RecordMerger(payload, config.precombine_field)
         self.memory_budget = options.get_option(R.MERGE_MAX_MEMORY)
+        self.virtual_keys = None if config.populate_meta_fields else key_generator_for(options)
         self.spill_path = options.get_option(R.SPILL_PATH)
 
     @staticmethod
@@ -218,6 +222,7 @@ class _SliceReader:
                 self.memory_budget,
                 self.spill_path,
                 base_filter=self.query.row_filter,
+                key_generator=self.virtual_keys,
             )
             parts = list(merger.merge(file_slice, log))
         parts = [cast_batch_to_schema(p, self.schema) for p in parts if p.num_rows]

@@ -17,11 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from hudi_core.io.bloom_filter import hash_keys
+from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import SEQ_COLUMN, RecordMerger, merge_into
 from hudi_core.model.file_group import FileSlice
 from hudi_core.read.log_scanner import SliceLog
@@ -41,6 +43,7 @@ class SliceMerger:
     memory_budget: int  # bytes of log versions held in memory before spilling
     spill_path: str | None = None  # folder for spill files (default: the system temp folder)
     base_filter: ds.Expression | None = None  # base rows taking part (incremental reads)
+    key_generator: KeyGenerator | None = None  # for tables without stored record keys
 
     def merge(self, file_slice: FileSlice, log: SliceLog) -> Iterator[pa.Table]:
         """The slice's rows after merging its log, in batches."""
@@ -48,6 +51,7 @@ class SliceMerger:
         held = 0
         spill: _Spill | None = None
         for rows in log.versions(self.storage, self.schema, self.merger.ordering_field):
+            rows = self._keyed(rows)
             if spill is not None:
                 spill.add_versions(rows)
                 continue
@@ -90,7 +94,7 @@ class SliceMerger:
             return None
         path = self.storage.full_path(file_slice.base_file.path)
         rows = pq.read_table(path, filesystem=self.storage.fs)
-        return self._filtered(cast_batch_to_schema(rows, self.schema))
+        return self._keyed(self._filtered(cast_batch_to_schema(rows, self.schema)))
 
     def _base_batches(self, file_slice: FileSlice) -> Iterator[pa.Table]:
         if file_slice.base_file is None:
@@ -101,7 +105,21 @@ class SliceMerger:
             parquet = pq.ParquetFile(source, buffer_size=_READ_BUFFER, pre_buffer=False)
             for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS):
                 rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
-                yield self._filtered(rows)
+                yield self._keyed(self._filtered(rows))
+
+    def _keyed(self, rows: pa.Table) -> pa.Table:
+        """Rows of a table without stored keys get theirs from the key generator, as Apache
+        Hudi's virtual keys do (deletes carry theirs already)."""
+        if self.key_generator is None or rows.num_rows == 0:
+            return rows
+        stored = rows.column(RECORD_KEY_FIELD).combine_chunks()
+        if stored.null_count == 0:
+            return rows
+        missing = pc.is_null(stored)
+        computed = self.key_generator.record_keys(rows.filter(missing))
+        keys = pc.replace_with_mask(stored, missing, computed)
+        index = rows.schema.get_field_index(RECORD_KEY_FIELD)
+        return rows.set_column(index, rows.schema.field(index), keys)
 
     def _filtered(self, rows: pa.Table) -> pa.Table:
         return rows if self.base_filter is None else rows.filter(self.base_filter)

@@ -170,3 +170,19 @@ def test_inserts_never_go_to_logs(tmp_path, operation):
     table.write(datagen.trips(list(range(4, 8)), seed=2, ts=1), operation)
     assert not list(Path(table.storage.base_path).rglob(".*.log.*"))
     assert table.read().num_rows == 8
+
+
+def test_tables_without_stored_keys_merge_logs_by_their_key_fields(tmp_path):
+    table = _table(tmp_path / "t", **{"hoodie.populate.meta.fields": "false"})
+    table.write(datagen.trips(list(range(6)), seed=1, ts=1), "bulk_insert")
+    table.write(datagen.trips([0, 1], seed=2, ts=2))
+    table.write(pa.table({"uuid": ["key-000002"], "city": ["sao_paulo"]}), "delete")
+    assert list(Path(table.storage.base_path).rglob(".*.log.*"))
+    rows = {r["uuid"]: r["ts"] for r in table.read(columns=["uuid", "ts"]).to_pylist()}
+    assert rows == {
+        "key-000000": 2,
+        "key-000001": 2,
+        "key-000003": 1,
+        "key-000004": 1,
+        "key-000005": 1,
+    }
