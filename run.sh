@@ -22,7 +22,7 @@ shift || true
 case "$command" in
     demo)
         install demo
-        exec "$VENV/bin/python" examples/cow_demo.py "$@"
+        exec "$VENV/bin/python" examples/demo.py "$@"
         ;;
     test)
         install test

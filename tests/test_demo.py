@@ -6,12 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_demo_writes_a_table_that_hudi_rs_reads_like_we_do(tmp_path):
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_demo_writes_a_table_that_hudi_rs_reads_like_we_do(tmp_path, table_type):
+    script = str(ROOT / "examples" / "demo.py")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "cow_demo.py"), "--path", str(tmp_path / "t")],
+        [sys.executable, script, "--path", str(tmp_path / "t"), "--table-type", table_type],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,7 +1,7 @@
 """The demo: a partitioned copy-on-write table written in a few commits, read by us and by
 Apache Hudi's own reader (the `hudi` package), which must agree.
 
-    ./run.sh demo [--path DIR]
+    ./run.sh demo [--path DIR] [--table-type MERGE_ON_READ]
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def show(title: str, table: pa.Table) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--path", help="where to write the table (default: a temp folder)")
+    parser.add_argument(
+        "--table-type", default="COPY_ON_WRITE", choices=["COPY_ON_WRITE", "MERGE_ON_READ"]
+    )
     args = parser.parse_args()
     path = args.path or tempfile.mkdtemp(prefix="hudi-demo-")
     shutil.rmtree(path, ignore_errors=True)
@@ -58,7 +61,7 @@ def main() -> None:
     table = HudiTable.create(
         path,
         name="trips",
-        table_type="COPY_ON_WRITE",
+        table_type=args.table_type,
         record_key_fields=["uuid"],
         partition_fields=["city"],
         precombine_field="ts",
