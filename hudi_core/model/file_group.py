@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hudi_core.model.file_names import BaseFileName, LogFileName
@@ -69,9 +70,6 @@ class FileSlice:
             self.partition_path, self.file_id, self.base_instant_time, self.base_file, ordered
         )
 
-    def without_log_files(self) -> FileSlice:
-        return FileSlice(self.partition_path, self.file_id, self.base_instant_time, self.base_file)
-
 
 @dataclass
 class FileGroup:
@@ -79,9 +77,38 @@ class FileGroup:
     file_id: str
     slices: dict[str, FileSlice] = field(default_factory=dict)  # by base instant time
 
-    def latest_slice(self, visible_instants: set[str]) -> FileSlice | None:
-        """The newest slice whose base instant is among `visible_instants`."""
+    def latest_slice(self, is_visible: Callable[[str], bool]) -> FileSlice | None:
+        """The newest slice whose base instant is visible, with the log files of any newer,
+        not yet visible slices appended.
+
+        A newer slice is not visible while the compaction that starts it is pending (or lies
+        beyond a time-travel instant): writes since then put their log files on it, and until
+        its base file exists those logs belong on top of the previous slice.
+        """
+        newer_logs: list[LogFile] = []
         for instant in sorted(self.slices, reverse=True):
-            if instant in visible_instants:
+            candidate = self.slices[instant]
+            if is_visible(instant):
+                if not newer_logs:
+                    return candidate
+                return FileSlice(
+                    candidate.partition_path,
+                    candidate.file_id,
+                    candidate.base_instant_time,
+                    candidate.base_file,
+                    candidate.log_files + tuple(newer_logs),
+                )
+            newer_logs = list(candidate.log_files) + newer_logs
+        return None
+
+    def slice_for_logs(self, pending_compaction: str | None, is_visible) -> FileSlice | None:
+        """The slice new log files go on: past a pending compaction, the (still base-less)
+        slice that compaction starts, else the latest visible one."""
+        if pending_compaction is not None:
+            started = self.slices.get(pending_compaction)
+            logs = started.log_files if started else ()
+            return FileSlice(self.partition_path, self.file_id, pending_compaction, None, logs)
+        for instant in sorted(self.slices, reverse=True):
+            if is_visible(instant):
                 return self.slices[instant]
         return None

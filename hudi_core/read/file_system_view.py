@@ -16,8 +16,8 @@ from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import FileEntry, Storage
-from hudi_core.timeline import ActiveTimeline
-from hudi_core.timeline.instant import REPLACE_COMMIT
+from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
+from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT
 
 
 class FileSystemView:
@@ -25,15 +25,31 @@ class FileSystemView:
         self, storage: Storage, timeline: ActiveTimeline, as_of: str | None = None
     ) -> None:
         self.storage = storage
+        self.as_of = as_of
         writes = [i for i in timeline.completed_writes() if as_of is None or i.timestamp <= as_of]
         self.visible_instants = {i.timestamp for i in writes}
+        all_writes = timeline.completed_writes()
+        self.timeline_start = all_writes[0].timestamp if all_writes else None
+        self.pending_instants = {i.timestamp for i in timeline.pending()}
         self.replaced = set()
         for instant in writes:
             if instant.action == REPLACE_COMMIT:
                 metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
                 self.replaced |= metadata.replaced_file_ids()
-        files = list_table_files(storage)
-        self.file_groups = _group_files(files)
+        self.pending_compactions = pending_compaction_file_groups(timeline)
+        self.file_groups = _group_files(list_table_files(storage))
+
+    def is_visible(self, instant_time: str) -> bool:
+        """Completed (as of the view's instant), or older than the active timeline and not
+        pending: such instants were archived, and their files count, as in Apache Hudi."""
+        if instant_time in self.visible_instants:
+            return True
+        if self.as_of is not None and instant_time > self.as_of:
+            return False
+        start = self.timeline_start
+        return (
+            start is not None and instant_time < start and instant_time not in self.pending_instants
+        )
 
     def latest_slices(self, partitions: Iterable[str] | None = None) -> list[FileSlice]:
         """The newest visible slice of every live file group (optionally of some partitions)."""
@@ -44,10 +60,30 @@ class FileSystemView:
                 continue
             if (partition, file_id) in self.replaced:
                 continue
-            latest = group.latest_slice(self.visible_instants)
+            latest = group.latest_slice(self.is_visible)
             if latest is not None:
                 slices.append(latest)
         return slices
+
+    def slice_for_logs(self, partition: str, file_id: str) -> FileSlice | None:
+        """Where a write's new log file for a file group goes (see FileGroup.slice_for_logs)."""
+        group = self.file_groups.get((partition, file_id))
+        if group is None:
+            return None
+        return group.slice_for_logs(
+            self.pending_compactions.get((partition, file_id)), self.is_visible
+        )
+
+
+def pending_compaction_file_groups(timeline: ActiveTimeline) -> dict[tuple[str, str], str]:
+    """(partition, file id) of every file group in a pending compaction plan -> its instant."""
+    groups: dict[tuple[str, str], str] = {}
+    for instant in timeline.pending([COMPACTION]):
+        requested = Instant(instant.timestamp, COMPACTION, State.REQUESTED)
+        plan = avro_metadata.deserialize(timeline.read_bytes(requested))
+        for operation in plan.get("operations") or []:
+            groups[(operation["partitionPath"] or "", operation["fileId"])] = instant.timestamp
+    return groups
 
 
 def list_table_files(storage: Storage) -> list[FileEntry]:

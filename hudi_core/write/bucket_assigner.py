@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,15 @@ class Sizing:
         return max(0, (self.max_file_size - small_file.base_file.size) // self.record_size)
 
 
+@dataclass(frozen=True)
+class LogTargets:
+    """Merge-on-read: the slice a file group's new log file goes on, and the file groups a
+    pending compaction holds (not topped up with inserts until it completes)."""
+
+    slice_for_logs: Callable[[str, str], FileSlice | None]
+    under_compaction: Collection[tuple[str, str]] = ()
+
+
 class TaskPlan:
     """Collects the rows of each task, then numbers the tasks.
 
@@ -53,8 +63,8 @@ class TaskPlan:
     log file); one topped up with inserts is merged into a new base file, as on copy-on-write.
     """
 
-    def __init__(self, merge_on_read: bool = False) -> None:
-        self.merge_on_read = merge_on_read
+    def __init__(self, logs: LogTargets | None = None) -> None:
+        self.logs = logs
         self._groups: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
         self._topped_up: set[tuple[str, str]] = set()
         self._creates: list[tuple[str, pa.Table, pa.Array | None]] = []
@@ -75,8 +85,9 @@ class TaskPlan:
         tasks: list[CreateTask | MergeTask | AppendTask] = []
         for key, (file_slice, parts) in sorted(self._groups.items()):
             rows = pa.concat_tables(parts)
-            if self.merge_on_read and key not in self._topped_up:
-                tasks.append(AppendTask(len(tasks), file_slice, rows))
+            if self.logs is not None and key not in self._topped_up:
+                target = self.logs.slice_for_logs(*key) or file_slice
+                tasks.append(AppendTask(len(tasks), target, rows))
                 continue
             assert file_slice.base_file is not None
             partition, file_id = key
@@ -94,10 +105,11 @@ def assign_upserts(
     slices: list[FileSlice],
     sizing: Sizing,
     use_small_files: bool = True,
-    merge_on_read: bool = False,
+    logs: LogTargets | None = None,
 ) -> TaskPlan:
-    """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert."""
-    plan = TaskPlan(merge_on_read)
+    """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert; with
+    `logs` (merge-on-read) updates of file groups not topped up become log appends."""
+    plan = TaskPlan(logs)
     by_id = {(s.partition_path, s.file_id): s for s in slices}
     tagged = pc.is_valid(file_ids)
     updates = rows.append_column(FILE_ID_COLUMN, file_ids).filter(tagged)
@@ -106,7 +118,7 @@ def assign_upserts(
         file_slice = by_id[(_partition_of(group), file_id)]
         plan.update(file_slice, group.drop_columns([FILE_ID_COLUMN]))
     inserts = rows.filter(pc.and_(pc.invert(tagged), pc.invert(rows.column(DELETE_COLUMN))))
-    small_files = _small_files(slices, sizing, merge_on_read) if use_small_files else {}
+    small_files = _small_files(slices, sizing, logs) if use_small_files else {}
     for group in _groups(inserts, [PARTITION_PATH_FIELD]):
         partition = _partition_of(group)
         remaining = _fill_small_files(plan, group, small_files.get(partition, []), sizing)
@@ -148,7 +160,7 @@ def _partition_of(group: pa.Table) -> str:
 
 
 def _small_files(
-    slices: list[FileSlice], sizing: Sizing, merge_on_read: bool
+    slices: list[FileSlice], sizing: Sizing, logs: LogTargets | None
 ) -> dict[str, list[FileSlice]]:
     """Base files inserts may top up, per partition. On merge-on-read only slices without log
     files qualify (their keys are all in the base file, where the index looks), the smallest
@@ -158,10 +170,11 @@ def _small_files(
         base = file_slice.base_file
         if base is None or base.size >= sizing.small_file_limit or not sizing.room_in(file_slice):
             continue
-        if merge_on_read and file_slice.log_files:
+        key = (file_slice.partition_path, file_slice.file_id)
+        if logs is not None and (file_slice.log_files or key in logs.under_compaction):
             continue
         found.setdefault(file_slice.partition_path, []).append(file_slice)
-    if merge_on_read:
+    if logs is not None:
         for partition, candidates in found.items():
             candidates.sort(key=lambda s: s.base_file.size)
             found[partition] = candidates[: sizing.small_file_candidates]

@@ -40,6 +40,7 @@ from hudi_core.timeline import ActiveTimeline, State, avro_metadata
 from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
+    LogTargets,
     Sizing,
     assign_bulk_inserts,
     assign_upserts,
@@ -168,7 +169,7 @@ class _WriteJob:
         requested = self.timeline.create_requested(action, instant_time, _requested(action))
         try:
             view = FileSystemView(self.storage, self.timeline)
-            plan = self._plan(rows, view.latest_slices())
+            plan = self._plan(rows, view)
             inflight = self.timeline.transition(
                 requested, State.INFLIGHT, _workload(plan, self.op).to_json_bytes()
             )
@@ -189,7 +190,11 @@ class _WriteJob:
 
     # ---- planning
 
-    def _plan(self, rows: pa.Table, slices: list[FileSlice]) -> _Plan:
+    def _plan(self, rows: pa.Table, view: FileSystemView) -> _Plan:
+        slices = view.latest_slices()
+        logs = None
+        if self.mor:
+            logs = LogTargets(view.slice_for_logs, set(view.pending_compactions))
         sizing = self.sizing
         if self.op == "DELETE_PARTITION":
             partitions = self._partitions_to_delete(rows)
@@ -205,10 +210,10 @@ class _WriteJob:
         if self.op == "INSERT":
             if self.options.get_option(W.INSERT_DROP_DUPLICATES):
                 rows = rows.filter(pc.is_null(file_ids))
-            plan = assign_upserts(rows, _untagged(rows), slices, sizing, merge_on_read=self.mor)
+            plan = assign_upserts(rows, _untagged(rows), slices, sizing, logs=logs)
             keep_duplicates = self.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
             return _Plan(plan.tasks(match_keys=not keep_duplicates), None)
-        plan = assign_upserts(rows, file_ids, slices, sizing, merge_on_read=self.mor)
+        plan = assign_upserts(rows, file_ids, slices, sizing, logs=logs)
         return _Plan(plan.tasks(), None)
 
     def _plan_overwrite(self, rows: pa.Table, slices: list[FileSlice], sizing: Sizing) -> _Plan:
