@@ -47,3 +47,11 @@ class TimelineError(HudiError):
 
 class CorruptFileError(HudiError):
     """A file under the table does not have the format its name promises."""
+
+
+class ConcurrentServiceError(HudiError):
+    """Another process is running the same table service on the same instant right now."""
+
+
+class ServiceError(HudiError):
+    """A table service cannot run as asked (nothing to run, or the table forbids it)."""

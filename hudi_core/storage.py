@@ -132,6 +132,13 @@ class Storage:
             if info.type == pafs.FileType.Directory
         ]
 
+    def modified_ms(self, relative: str) -> int | None:
+        """When a file was last written (ms since the epoch); None if it does not exist."""
+        info = self.fs.get_file_info(self.full_path(relative))
+        if info.type == pafs.FileType.NotFound or info.mtime_ns is None:
+            return None
+        return info.mtime_ns // 1_000_000
+
     def file_size(self, relative: str) -> int:
         return self.fs.get_file_info(self.full_path(relative)).size
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_core.config import compaction_options as C
 from hudi_core.config import read_options as R
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
@@ -18,6 +19,7 @@ from hudi_core.keygen import key_generator_for
 from hudi_core.read.filters import Filter
 from hudi_core.read.reader import ReadRequest, TableReader
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
+from hudi_core.services.compaction import Compactor
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
@@ -118,8 +120,26 @@ class HudiTable:
         options: Mapping[str, Any] | None = None,
     ) -> str | None:
         """Writes a batch (Arrow table or batch, pandas DataFrame); returns the instant time."""
+        merged_options = {**self.options, **(options or {})}
         client = WriteClient(self.storage, self.config, self.engine)
-        return client.write(data, operation, {**self.options, **(options or {})})
+        instant_time = client.write(data, operation, merged_options)
+        if instant_time is not None:
+            self._run_inline_services(Options(self.config.properties, merged_options))
+        return instant_time
+
+    @property
+    def compaction(self) -> Compactor:
+        """Scheduling (`schedule`) and execution (`run`) of merge-on-read compactions."""
+        return Compactor(self.storage, self.config, self.engine, self.options)
+
+    def _run_inline_services(self, options: Options) -> None:
+        """What a writer runs after its commit when asked to, in Apache Hudi's order:
+        compaction, then cleaning, then archival."""
+        if self.config.is_merge_on_read:
+            if options.get_option(C.INLINE) or options.get_option(C.SCHEDULE_INLINE):
+                planned = self.compaction.schedule(options)
+                if planned is not None and options.get_option(C.INLINE):
+                    self.compaction.run(planned, options=options)
 
     def read(
         self,

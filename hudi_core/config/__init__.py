@@ -4,6 +4,9 @@ Importing this package declares them all, so `declared_options()` lists the full
 """
 
 from hudi_core.config import (  # noqa: F401
+    archival_options,
+    cleaner_options,
+    compaction_options,
     index_options,
     keygen_options,
     read_options,

@@ -108,11 +108,17 @@ MARKERS_TYPE = ConfigOption(
     "How markers are kept; DIRECT writes one marker file per data file.",
     choices=("DIRECT",),
 )
-FAILED_WRITES_CLEANER_POLICY = ConfigOption(
-    "hoodie.cleaner.policy.failed.writes",
-    "EAGER",
-    "EAGER rolls back failed writes before the next write starts (single writer).",
-    choices=("EAGER",),
+HEARTBEAT_INTERVAL_MS = ConfigOption(
+    "hoodie.client.heartbeat.interval_in_ms",
+    60000,
+    "How often a running write or table service refreshes its heartbeat file.",
+    parse=int,
+)
+HEARTBEAT_TOLERABLE_MISSES = ConfigOption(
+    "hoodie.client.heartbeat.tolerable.misses",
+    2,
+    "Missed heartbeats after which a write or service attempt counts as dead.",
+    parse=int,
 )
 PARTITIONS_TO_DELETE = ConfigOption(
     "hoodie.datasource.write.partitions.to.delete",

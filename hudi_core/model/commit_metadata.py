@@ -28,6 +28,47 @@ class RuntimeStats:
 
 
 @dataclass
+class CompactionStats:
+    """What compacting one file slice read: its log records, files and blocks."""
+
+    log_records: int = 0
+    log_files: int = 0
+    log_bytes: int = 0
+    updated_records: int = 0
+    log_blocks: int = 0
+    corrupt_blocks: int = 0
+    rollback_blocks: int = 0
+
+    JSON_KEYS = (
+        "totalLogRecords",
+        "totalLogFilesCompacted",
+        "totalLogSizeCompacted",
+        "totalUpdatedRecordsCompacted",
+        "totalLogBlocks",
+        "totalCorruptLogBlock",
+        "totalRollbackBlocks",
+    )
+
+    def to_json(self) -> dict[str, int]:
+        values = (
+            self.log_records,
+            self.log_files,
+            self.log_bytes,
+            self.updated_records,
+            self.log_blocks,
+            self.corrupt_blocks,
+            self.rollback_blocks,
+        )
+        return dict(zip(self.JSON_KEYS, values, strict=True))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CompactionStats | None:
+        if not any(data.get(key) for key in cls.JSON_KEYS):
+            return None
+        return cls(*(int(data.get(key) or 0) for key in cls.JSON_KEYS))
+
+
+@dataclass
 class WriteStat:
     """What one write did to one file group (a new base file version, or a log append)."""
 
@@ -43,6 +84,7 @@ class WriteStat:
     file_size_in_bytes: int = 0
     total_write_errors: int = 0
     runtime_stats: RuntimeStats | None = None
+    compaction: CompactionStats | None = None  # compaction commits only
     # Log-append fields (merge-on-read deltacommits); None on base-file writes.
     log_version: int | None = None
     log_offset: int | None = None
@@ -64,13 +106,7 @@ class WriteStat:
             "totalWriteErrors": self.total_write_errors,
             "tempPath": None,
             "partitionPath": self.partition_path,
-            "totalLogRecords": 0,
-            "totalLogFilesCompacted": 0,
-            "totalLogSizeCompacted": 0,
-            "totalUpdatedRecordsCompacted": 0,
-            "totalLogBlocks": 0,
-            "totalCorruptLogBlock": 0,
-            "totalRollbackBlocks": 0,
+            **(self.compaction or CompactionStats()).to_json(),
             "fileSizeInBytes": self.file_size_in_bytes,
             "minEventTime": None,
             "maxEventTime": None,
@@ -104,6 +140,7 @@ class WriteStat:
             "logOffset",
             "baseFile",
             "logFiles",
+            *CompactionStats.JSON_KEYS,
         }
         return cls(
             file_id=data.get("fileId") or "",
@@ -121,6 +158,7 @@ class WriteStat:
             log_offset=data.get("logOffset"),
             base_file=data.get("baseFile"),
             log_files=data.get("logFiles"),
+            compaction=CompactionStats.from_json(data),
             extra={k: v for k, v in data.items() if k not in modelled},
         )
 

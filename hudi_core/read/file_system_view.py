@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.compaction_plan import read_plan
 from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import FileEntry, Storage
@@ -79,11 +80,30 @@ def pending_compaction_file_groups(timeline: ActiveTimeline) -> dict[tuple[str, 
     """(partition, file id) of every file group in a pending compaction plan -> its instant."""
     groups: dict[tuple[str, str], str] = {}
     for instant in timeline.pending([COMPACTION]):
-        requested = Instant(instant.timestamp, COMPACTION, State.REQUESTED)
-        plan = avro_metadata.deserialize(timeline.read_bytes(requested))
-        for operation in plan.get("operations") or []:
-            groups[(operation["partitionPath"] or "", operation["fileId"])] = instant.timestamp
+        for group in read_plan(timeline, instant.timestamp).file_groups():
+            groups[group] = instant.timestamp
     return groups
+
+
+def pending_clustering_file_groups(timeline: ActiveTimeline) -> set[tuple[str, str]]:
+    """(partition, file id) of every file group a pending clustering plan rewrites."""
+    groups = set()
+    for instant in timeline.pending([REPLACE_COMMIT]):
+        plan = clustering_plan(timeline, instant.timestamp)
+        for group in (plan or {}).get("inputGroups") or []:
+            for input_slice in group.get("slices") or []:
+                groups.add((input_slice.get("partitionPath") or "", input_slice["fileId"]))
+    return groups
+
+
+def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> dict | None:
+    """The clustering plan of a replacecommit, None for other replacecommits."""
+    requested = Instant(instant_time, REPLACE_COMMIT, State.REQUESTED)
+    try:
+        data = timeline.read_bytes(requested)
+    except FileNotFoundError:
+        return None
+    return avro_metadata.deserialize(data).get("clusteringPlan") if data else None
 
 
 def list_table_files(storage: Storage) -> list[FileEntry]:

@@ -75,7 +75,8 @@ class InstantFilter:
 class ScanStats:
     blocks: int = 0
     corrupt_blocks: int = 0
-    rolled_back_blocks: int = 0
+    rollback_blocks: int = 0  # command blocks
+    rolled_back_blocks: int = 0  # data and delete blocks they cancelled
     skipped_blocks: int = 0  # of instants the read does not see
 
 
@@ -102,6 +103,7 @@ class SliceLog:
                 if block.block_type is BlockType.CORRUPT:
                     stats.corrupt_blocks += 1
                 elif block.is_rollback:
+                    stats.rollback_blocks += 1
                     target = block.header.get(HeaderKey.TARGET_INSTANT_TIME)
                     kept = [b for b in scanned if b.block.instant_time != target]
                     stats.rolled_back_blocks += len(scanned) - len(kept)

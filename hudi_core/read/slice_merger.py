@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,17 @@ _READ_BUFFER = 8 << 20
 
 
 @dataclass
+class MergeCounts:
+    """What merges did: log records read, and the base rows they updated, deleted or added."""
+
+    log_records: int = 0
+    log_keys: int = 0  # distinct keys among the log records
+    updates: int = 0
+    deletes: int = 0
+    inserts: int = 0
+
+
+@dataclass
 class SliceMerger:
     storage: Storage
     schema: pa.Schema  # the table's file schema: meta columns, then data columns
@@ -44,6 +55,7 @@ class SliceMerger:
     spill_path: str | None = None  # folder for spill files (default: the system temp folder)
     base_filter: ds.Expression | None = None  # base rows taking part (incremental reads)
     key_generator: KeyGenerator | None = None  # for tables without stored record keys
+    counts: MergeCounts = field(default_factory=MergeCounts)  # accumulated over merges
 
     def merge(self, file_slice: FileSlice, log: SliceLog) -> Iterator[pa.Table]:
         """The slice's rows after merging its log, in batches."""
@@ -52,6 +64,7 @@ class SliceMerger:
         spill: _Spill | None = None
         for rows in log.versions(self.storage, self.schema, self.merger.ordering_field):
             rows = self._keyed(rows)
+            self.counts.log_records += rows.num_rows
             if spill is not None:
                 spill.add_versions(rows)
                 continue
@@ -79,6 +92,7 @@ class SliceMerger:
         if versions is None or versions.num_rows == 0:
             return base if base is not None else self.schema.empty_table()
         states = self.merger.merge_versions(versions, [RECORD_KEY_FIELD])
+        self.counts.log_keys += states.num_rows
         stored = base if base is not None else self.schema.empty_table()
         outcome = merge_into(
             self.merger,
@@ -87,6 +101,9 @@ class SliceMerger:
             states.drop_columns([SEQ_COLUMN]),
             states.column(RECORD_KEY_FIELD),
         )
+        self.counts.updates += outcome.updates
+        self.counts.deletes += outcome.deletes
+        self.counts.inserts += len(outcome.inserted)
         return outcome.rows
 
     def _base_rows(self, file_slice: FileSlice) -> pa.Table | None:

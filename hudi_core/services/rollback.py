@@ -15,11 +15,12 @@ from hudi_core.errors import HudiError
 from hudi_core.io.log_blocks import rollback_block
 from hudi_core.io.log_format import write_log_file
 from hudi_core.model.file_names import BaseFileName, LogFileName, log_file_name
-from hudi_core.read.file_system_view import list_table_files
+from hudi_core.read.file_system_view import clustering_plan, list_table_files
+from hudi_core.services.heartbeat import HEARTBEAT_FOLDER, Liveness, write_is_alive
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline import avro_metadata as avro
-from hudi_core.timeline.instant import REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
+from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
 from hudi_core.write.markers import Markers
 
 ROLLBACK_TOKEN = "1-0-1"  # Apache Hudi's write token for files a rollback writes
@@ -102,6 +103,24 @@ def rollback_failed_writes(storage: Storage, timeline: ActiveTimeline) -> Active
     return timeline.reload()
 
 
+def roll_back_dead_writes(
+    storage: Storage, timeline: ActiveTimeline, liveness: Liveness
+) -> tuple[ActiveTimeline, list[Instant]]:
+    """Finishes cut-off rollbacks, then rolls back the pending writes whose heartbeat stopped
+    (their writer died). Returns the timeline after, and the writes still running."""
+    for pending in timeline.pending([ROLLBACK]):
+        resume_rollback(storage, timeline, pending)
+    running = []
+    for pending in timeline.reload().pending(WRITE_ACTIONS):
+        if _is_pending_clustering(timeline, pending):
+            continue
+        if write_is_alive(storage, pending.timestamp, liveness):
+            running.append(pending)
+        else:
+            rollback_instant(storage, timeline.reload(), pending)
+    return timeline.reload(), running
+
+
 def rollback_instant(storage: Storage, timeline: ActiveTimeline, failed: Instant) -> Instant:
     """Rolls back one pending write instant; returns the completed rollback instant."""
     if failed.is_completed:
@@ -166,7 +185,10 @@ def _execute(
             "rollbackLogFiles": rollback_logs,
             "logFilesFromFailedCommit": failed_logs,
         }
-    timeline.delete_pending(plan.instant)
+    if plan.instant.action == COMPACTION:  # a failed attempt: the plan stays, to be retried
+        timeline.revert_to_requested(plan.instant)
+    else:
+        timeline.delete_pending(plan.instant)
     metadata = {
         "startRollbackTime": inflight.timestamp,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),
@@ -180,6 +202,7 @@ def _execute(
         inflight, State.COMPLETED, avro.serialize("HoodieRollbackMetadata", metadata)
     )
     Markers(storage, plan.instant.timestamp).delete_all()
+    storage.delete(f"{HEARTBEAT_FOLDER}/{plan.instant.timestamp}")
     return completed
 
 
@@ -206,9 +229,4 @@ def _append_rollback_block(
 def _is_pending_clustering(timeline: ActiveTimeline, instant: Instant) -> bool:
     if instant.action != REPLACE_COMMIT:
         return False
-    requested = Instant(instant.timestamp, REPLACE_COMMIT, State.REQUESTED)
-    try:
-        data = timeline.read_bytes(requested)
-    except FileNotFoundError:
-        return False
-    return bool(data) and avro.deserialize(data).get("clusteringPlan") is not None
+    return clustering_plan(timeline, instant.timestamp) is not None

@@ -14,7 +14,13 @@ from typing import Any
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.errors import TimelineError
 from hudi_core.storage import Storage
-from hudi_core.timeline.instant import WRITE_ACTIONS, Instant, State
+from hudi_core.timeline.instant import (
+    COMPLETED_ACTION,
+    SAVEPOINT,
+    WRITE_ACTIONS,
+    Instant,
+    State,
+)
 from hudi_core.timeline.instant_time import new_instant_time
 
 
@@ -30,14 +36,14 @@ class ActiveTimeline:
 
     @classmethod
     def load(cls, storage: Storage, timezone: str = "LOCAL") -> ActiveTimeline:
-        latest: dict[str, Instant] = {}
+        latest: dict[tuple[str, bool], Instant] = {}
         for entry in storage.list_files(METAFOLDER):
             instant = Instant.from_file_name(entry.name)
             if instant is None:
                 continue
-            known = latest.get(instant.timestamp)
+            known = latest.get(_key(instant))
             if known is None or instant.state.rank > known.state.rank:
-                latest[instant.timestamp] = instant
+                latest[_key(instant)] = instant
         return cls(storage, latest.values(), timezone)
 
     def reload(self) -> ActiveTimeline:
@@ -71,7 +77,13 @@ class ActiveTimeline:
         return self.instants[-1].timestamp if self.instants else None
 
     def find(self, timestamp: str) -> Instant | None:
-        return next((i for i in self.instants if i.timestamp == timestamp), None)
+        """The instant at `timestamp` (not the savepoint that may share its time)."""
+        return next(
+            (i for i in self.instants if i.timestamp == timestamp and i.action != SAVEPOINT), None
+        )
+
+    def savepoints(self) -> list[Instant]:
+        return [i for i in self.instants if i.action == SAVEPOINT and i.is_completed]
 
     def read_bytes(self, instant: Instant) -> bytes:
         return self.storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
@@ -97,6 +109,13 @@ class ActiveTimeline:
         self._create(instant, content)
         return instant
 
+    def create_inflight(self, action: str, timestamp: str, content: bytes = b"") -> Instant:
+        """Starts an instant at inflight, as savepoints do: a savepoint takes the time of the
+        commit it pins, so it is not checked against the latest instant."""
+        instant = Instant(timestamp, action, State.INFLIGHT)
+        self._create(instant, content)
+        return instant
+
     def transition(self, instant: Instant, state: State, content: bytes = b"") -> Instant:
         """Moves `instant` to the next state; it must be in the state right before."""
         if state.rank != instant.state.rank + 1:
@@ -114,13 +133,42 @@ class ActiveTimeline:
             raise TimelineError(
                 f"{instant} already exists on the timeline; instant files are never overwritten"
             ) from exc
-        self.instants = sorted(
-            [i for i in self.instants if i.timestamp != instant.timestamp] + [instant]
-        )
+        self.instants = sorted([i for i in self.instants if _key(i) != _key(instant)] + [instant])
 
     def delete_pending(self, instant: Instant) -> None:
-        """Removes the requested and inflight files of an instant that was rolled back."""
-        for state in (State.INFLIGHT, State.REQUESTED):
-            pending = Instant(instant.timestamp, instant.action, state)
-            self.storage.delete(f"{METAFOLDER}/{pending.file_name}")
-        self.instants = [i for i in self.instants if i.timestamp != instant.timestamp]
+        """Removes the inflight, then the requested file of an instant that was rolled back."""
+        self._delete_files(instant, (State.INFLIGHT, State.REQUESTED))
+
+    def revert_to_requested(self, instant: Instant) -> None:
+        """Removes the inflight file of a failed attempt at a planned instant (compaction)."""
+        self._delete_files(instant, (State.INFLIGHT,))
+
+    def revert_to_inflight(self, instant: Instant) -> Instant:
+        """Unpublishes a completed instant (deletes its completed file), the first step of
+        rolling it back: readers stop seeing its data before any of its files go."""
+        self._delete_files(instant, (State.COMPLETED,))
+        pending_action = {v: k for k, v in COMPLETED_ACTION.items()}.get(instant.action)
+        if pending_action and self.storage.exists(
+            f"{METAFOLDER}/{Instant(instant.timestamp, pending_action, State.REQUESTED).file_name}"
+        ):
+            return Instant(instant.timestamp, pending_action, State.INFLIGHT)
+        return Instant(instant.timestamp, instant.action, State.INFLIGHT)
+
+    def delete_instant(self, instant: Instant) -> None:
+        """Removes every file of an instant: completed first, requested last."""
+        self._delete_files(instant, (State.COMPLETED, State.INFLIGHT, State.REQUESTED))
+
+    def _delete_files(self, instant: Instant, states: tuple[State, ...]) -> None:
+        actions = {instant.action}
+        actions |= {p for p, c in COMPLETED_ACTION.items() if c == instant.action}
+        actions |= {COMPLETED_ACTION.get(instant.action, instant.action)}
+        for state in states:
+            for action in sorted(actions):
+                file_name = Instant(instant.timestamp, action, state).file_name
+                self.storage.delete(f"{METAFOLDER}/{file_name}")
+        self.instants = self.reload().instants
+
+
+def _key(instant: Instant) -> tuple[str, bool]:
+    """Instants are told apart by time, but a savepoint shares its commit's time."""
+    return instant.timestamp, instant.action == SAVEPOINT

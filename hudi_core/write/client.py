@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.config import index_options as I
+from hudi_core.config import cleaner_options as CL
 from hudi_core.config import storage_options as S
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
@@ -24,20 +24,20 @@ from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
 from hudi_core.errors import HudiError, InvalidOptionError
 from hudi_core.index import IndexContext, index_for
-from hudi_core.io.base_file import ParquetSettings
 from hudi_core.keygen import KeyGenerator, key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.partition_metadata import ensure_partition_metadata
 from hudi_core.read.file_system_view import FileSystemView
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, add_meta_fields
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.schema.to_avro import arrow_to_avro_json
+from hudi_core.services.heartbeat import Liveness, write_heartbeat
 from hudi_core.services.rollback import rollback_failed_writes, rollback_instant
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
-from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
+from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, RESTORE
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
     LogTargets,
@@ -46,15 +46,14 @@ from hudi_core.write.bucket_assigner import (
     assign_upserts,
 )
 from hudi_core.write.handles import (
-    BloomSettings,
     CreateTask,
     MergeTask,
     WriteSettings,
-    writer_schema,
 )
 from hudi_core.write.markers import Markers
 from hudi_core.write.prepare import as_arrow_table, prepare_deletes, prepare_rows
 from hudi_core.write.record_size import average_record_size
+from hudi_core.write.settings import write_settings
 
 REPLACING_OPERATIONS = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
 # Write options naming what a table property defines; like options named as table properties,
@@ -83,7 +82,9 @@ class WriteClient:
         options = self._options(operation, options)
         op = options.get_option(W.OPERATION)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
-        timeline = rollback_failed_writes(self.storage, timeline)
+        _require_no_restore_in_progress(timeline)
+        if options.get_option(CL.FAILED_WRITES_POLICY) == "EAGER":  # single writer
+            timeline = rollback_failed_writes(self.storage, timeline)
         batch = as_arrow_table(data)
         allow_empty = options.get_option(W.ALLOW_EMPTY_COMMIT)
         if batch.num_rows == 0 and op != "DELETE_PARTITION" and not allow_empty:
@@ -166,6 +167,16 @@ class _WriteJob:
         else:
             action = DELTA_COMMIT if self.config.is_merge_on_read else COMMIT
         instant_time = self.timeline.new_instant_time()
+        # The heartbeat beats from before the instant exists: services tell a running write
+        # from a dead one by it.
+        with write_heartbeat(self.storage, instant_time, Liveness.from_options(self.options)):
+            self._run(rows, data_schema, action, instant_time)
+        Markers(self.storage, instant_time).delete_all()
+        return instant_time
+
+    def _run(
+        self, rows: pa.Table, data_schema: pa.Schema | None, action: str, instant_time: str
+    ) -> None:
         requested = self.timeline.create_requested(action, instant_time, _requested(action))
         try:
             view = FileSystemView(self.storage, self.timeline)
@@ -185,8 +196,6 @@ class _WriteJob:
         except BaseException:
             _roll_back_quietly(self.storage, self.timeline, instant_time)
             raise
-        Markers(self.storage, instant_time).delete_all()
-        return instant_time
 
     # ---- planning
 
@@ -260,37 +269,16 @@ class _WriteJob:
         return [stat for stats in results for stat in stats]
 
     def _settings(self, instant_time: str, data_schema: pa.Schema) -> WriteSettings:
-        changelog = self.config.changelog
-        file_schema = add_meta_fields(data_schema, nullable=True, with_operation_field=changelog)
-        bloom = None
-        wants_bloom = self.options.get_option(S.PARQUET_BLOOM_FILTER_ENABLED) or (
-            self.options.get_option(I.INDEX_TYPE) == "BLOOM"
-        )
-        if self.config.populate_meta_fields and wants_bloom:
-            bloom = BloomSettings(
-                self.options.get_option(I.BLOOM_FILTER_TYPE),
-                self.options.get_option(I.BLOOM_NUM_ENTRIES),
-                self.options.get_option(I.BLOOM_FPP),
-                self.options.get_option(I.BLOOM_DYNAMIC_MAX_ENTRIES),
-            )
-        return WriteSettings(
-            storage=self.storage,
-            instant_time=instant_time,
-            stage_id=0,
-            file_schema=file_schema,
-            writer_schema=writer_schema(file_schema),
-            footer_avro_schema=arrow_to_avro_json(
-                file_schema, self.config.name, True, with_operation_field=changelog
-            ),
-            parquet=ParquetSettings.from_options(self.options),
-            bloom=bloom,
-            merger=self.merger,
-            max_file_size=self.sizing.max_file_size,
-            record_size=self.sizing.record_size,
-            populate_meta_fields=self.config.populate_meta_fields,
-            key_generator=self.key_generator,
-            changelog=changelog,
-            log_block_format=self.options.get_option(W.LOG_DATA_BLOCK_FORMAT),
+        return write_settings(
+            self.storage,
+            self.config,
+            self.options,
+            instant_time,
+            data_schema,
+            self.merger,
+            self.key_generator,
+            self.sizing.max_file_size,
+            self.sizing.record_size,
         )
 
 
@@ -344,6 +332,15 @@ def _workload(plan: _Plan, op: str) -> CommitMetadata:
             partition_total.num_inserts += stat.num_inserts
         workload.add(stat)
     return workload
+
+
+def _require_no_restore_in_progress(timeline: ActiveTimeline) -> None:
+    restoring = timeline.pending([RESTORE])
+    if restoring:
+        raise HudiError(
+            f"a restore ({restoring[0].timestamp}) is in progress; run the restore again to "
+            "finish it before writing"
+        )
 
 
 def _roll_back_quietly(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> None:

@@ -109,8 +109,8 @@ class CreateTask:
         offset, bytes_per_row = 0, float(settings.record_size)
         while offset < rows.num_rows:
             file_id = self._file_id(len(stats))
-            path = _new_file_path(settings, self.task_id, self.partition_path, file_id)
-            writer = _open_writer(settings, path, "CREATE")
+            path = new_file_path(settings, self.task_id, self.partition_path, file_id)
+            writer = open_writer(settings, path, "CREATE")
             while offset < rows.num_rows and _has_room(writer, settings.max_file_size):
                 count = _rows_that_fit(writer, settings.max_file_size, bytes_per_row)
                 chunk = rows.slice(offset, count)
@@ -166,12 +166,12 @@ class MergeTask:
 
     def run(self, settings: WriteSettings) -> list[WriteStat]:
         started = time.monotonic()
-        path = _new_file_path(settings, self.task_id, self.partition_path, self.file_id)
+        path = new_file_path(settings, self.task_id, self.partition_path, self.file_id)
         stored, footer = read_base_file_with_footer(settings.storage, self.base_file.path)
-        stored = _as_rows_of(stored, path, settings)
+        stored = as_rows_of(stored, path, settings)
         plan = _merge_plan(stored, self.rows, settings, self.task_id, path, self.match_keys)
         bloom, new_keys = self._bloom_filter(settings, footer, plan)
-        writer = _open_writer(settings, path, "MERGE", bloom)
+        writer = open_writer(settings, path, "MERGE", bloom)
         writer.write(plan.rows, new_keys)
         written = writer.close()
         stat = _stat(self.partition_path, self.file_id, written.path, written.size)
@@ -307,12 +307,13 @@ def _operations(rows: pa.Table, operation: str | pa.Array) -> pa.ChunkedArray:
     return pa.chunked_array([ops])
 
 
-def _as_rows_of(stored: pa.Table, path: str, settings: WriteSettings) -> pa.Table:
+def as_rows_of(stored: pa.Table, path: str, settings: WriteSettings) -> pa.Table:
     """A stored base file's rows as rows of the new file at `path`: in the current schema
     (columns added since come back null), with this file's name and partition."""
     stored = cast_batch_to_schema(stored, settings.file_schema)
+    renamed = (PARTITION_PATH_FIELD, FILE_NAME_FIELD)  # without stored keys: all meta is null
     for name, column in _constant_meta(settings, _file_of(path), stored.num_rows).items():
-        if name in (PARTITION_PATH_FIELD, FILE_NAME_FIELD):
+        if name in renamed or not settings.populate_meta_fields:
             stored = stored.set_column(stored.schema.get_field_index(name), name, column)
     return stored.cast(settings.writer_schema)
 
@@ -343,12 +344,12 @@ def _drop_deletes(rows: pa.Table) -> pa.Table:
     return rows.filter(pc.invert(flags))
 
 
-def _new_file_path(settings: WriteSettings, task_id: int, partition_path: str, file_id: str) -> str:
+def new_file_path(settings: WriteSettings, task_id: int, partition_path: str, file_id: str) -> str:
     name = base_file_name(file_id, settings.token(task_id), settings.instant_time)
     return f"{partition_path}/{name}" if partition_path else name
 
 
-def _open_writer(
+def open_writer(
     settings: WriteSettings, path: str, io_type: str, bloom: BloomFilter | None = None
 ) -> BaseFileWriter:
     """A base file writer for `path`, after the marker that lets a rollback find the file."""

@@ -1,0 +1,329 @@
+"""Compaction of merge-on-read tables: plan (`<ts>.compaction.requested`), then execute.
+
+Scheduling checks the trigger, picks file slices with log files through the strategy (never a
+file group another pending compaction or a clustering holds) and writes the plan. Execution
+claims an attempt (so two runs of one plan cannot both proceed), rolls back a previous attempt
+that died, merges each planned slice into a new base file with the record merger, and
+completes the instant as a commit with `compacted=true`. Writes keep going meanwhile: their
+log files for a planned file group go onto the slice the compaction starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_core.config import compaction_options as C
+from hudi_core.config import read_options as R
+from hudi_core.config import storage_options as S
+from hudi_core.config import table_options as T
+from hudi_core.config import write_options as W
+from hudi_core.config.option import Options
+from hudi_core.config.table_config import TableConfig
+from hudi_core.engine import EngineContext
+from hudi_core.errors import ConcurrentServiceError, HudiError, ServiceError, TimelineError
+from hudi_core.keygen import key_generator_for
+from hudi_core.merge.record_merger import RecordMerger
+from hudi_core.model.commit_metadata import (
+    CommitMetadata,
+    CompactionStats,
+    RuntimeStats,
+    WriteStat,
+)
+from hudi_core.model.compaction_plan import CompactionOperation, CompactionPlan, read_plan
+from hudi_core.read.file_system_view import FileSystemView, pending_clustering_file_groups
+from hudi_core.read.log_scanner import InstantFilter, SliceLog
+from hudi_core.read.slice_merger import SliceMerger
+from hudi_core.schema.to_avro import arrow_to_avro_json
+from hudi_core.services.compaction_strategy import Candidate, select
+from hudi_core.services.compaction_trigger import compaction_due
+from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
+from hudi_core.services.rollback import roll_back_dead_writes, rollback_instant
+from hudi_core.storage import Storage
+from hudi_core.table_schema import latest_table_schema
+from hudi_core.timeline import ActiveTimeline, Instant, State
+from hudi_core.timeline.instant import COMMIT, COMPACTION
+from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
+from hudi_core.write.markers import Markers
+from hudi_core.write.settings import write_settings
+
+ORDERS = ("FIFO", "LIFO")
+COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
+_LOG = logging.getLogger(__name__)
+
+
+class Compactor:
+    """`HudiTable.compaction`: schedule and run compactions of one merge-on-read table."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        config: TableConfig,
+        engine: EngineContext,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.storage = storage
+        self.config = config
+        self.engine = engine
+        self.options = dict(options or {})
+
+    def _options(self, options: Mapping[str, Any] | None) -> Options:
+        return Options(self.config.properties, self.options, options)
+
+    def _timeline(self) -> ActiveTimeline:
+        return ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+
+    def pending(self) -> list[str]:
+        """Instant times of the planned compactions not yet completed, oldest first."""
+        return [i.timestamp for i in self._timeline().pending([COMPACTION])]
+
+    # ---- planning
+
+    def schedule(self, options: Mapping[str, Any] | None = None) -> str | None:
+        """Plans a compaction if the trigger says one is due and some slice qualifies;
+        returns its instant time, or None."""
+        self._require_merge_on_read()
+        opts = self._options(options)
+        timeline = self._settled_timeline(opts)
+        if not compaction_due(timeline, opts):
+            return None
+        plan = self._plan(timeline, opts)
+        if not plan.operations:
+            return None
+        instant_time = timeline.new_instant_time()
+        timeline.create_requested(COMPACTION, instant_time, plan.to_avro_bytes())
+        _LOG.info("scheduled compaction %s of %d file slices", instant_time, len(plan.operations))
+        return instant_time
+
+    def _settled_timeline(self, opts: Options) -> ActiveTimeline:
+        """The timeline once dead writes are rolled back. A write still running would put log
+        files on slices the plan supersedes, so planning waits for it (as Apache Hudi's
+        single-writer check does)."""
+        timeline, running = roll_back_dead_writes(
+            self.storage, self._timeline(), Liveness.from_options(opts)
+        )
+        if running:
+            raise ConcurrentServiceError(
+                f"write {running[0].timestamp} is still in flight; schedule the compaction "
+                "after it completes"
+            )
+        return timeline
+
+    def _plan(self, timeline: ActiveTimeline, opts: Options) -> CompactionPlan:
+        view = FileSystemView(self.storage, timeline)
+        taken = set(view.pending_compactions) | pending_clustering_file_groups(timeline)
+        max_file_size = opts.get_option(S.PARQUET_MAX_FILE_SIZE)
+        candidates = [
+            Candidate(s, max_file_size)
+            for s in view.latest_slices()
+            if s.log_files and (s.partition_path, s.file_id) not in taken
+        ]
+        chosen = select(candidates, opts)
+        return CompactionPlan([CompactionOperation.of(c.file_slice, c.metrics()) for c in chosen])
+
+    # ---- execution
+
+    def run(
+        self,
+        instant: str | None = None,
+        order: str = "FIFO",
+        options: Mapping[str, Any] | None = None,
+    ) -> str | None:
+        """Executes a planned compaction: `instant`, else the oldest (FIFO) or newest (LIFO)
+        pending one. Returns its instant time, or None when nothing is planned."""
+        self._require_merge_on_read()
+        opts = self._options(options)
+        instant_time = self._chosen(instant, order)
+        if instant_time is None:
+            return None
+        liveness = Liveness.from_options(opts)
+        with claim_attempt(self.storage, instant_time, liveness, "compaction"):
+            timeline = self._timeline()
+            current = timeline.find(instant_time)
+            if current is None or current.is_completed:
+                return instant_time  # another attempt finished it meanwhile
+            if current.state is State.INFLIGHT:  # an earlier attempt died: undo its files
+                _LOG.info("rolling back the failed attempt at compaction %s", instant_time)
+                rollback_instant(self.storage, timeline, current)
+                timeline = timeline.reload()
+            self._execute(timeline, instant_time, opts)
+        release_attempts(self.storage, instant_time)
+        return instant_time
+
+    def _chosen(self, instant: str | None, order: str) -> str | None:
+        timeline = self._timeline()
+        if instant is not None:
+            found = timeline.find(instant)
+            if found is None or found.action not in (COMPACTION, COMMIT):
+                raise ServiceError(f"there is no compaction planned at {instant}")
+            return instant
+        if order.upper() not in ORDERS:
+            raise ServiceError(f"compaction order '{order}' is not one of {', '.join(ORDERS)}")
+        pending = timeline.pending([COMPACTION])
+        if not pending:
+            return None
+        return (pending[0] if order.upper() == "FIFO" else pending[-1]).timestamp
+
+    def _execute(self, timeline: ActiveTimeline, instant_time: str, opts: Options) -> None:
+        requested = Instant(instant_time, COMPACTION, State.REQUESTED)
+        try:
+            inflight = timeline.transition(requested, State.INFLIGHT)
+        except TimelineError as exc:
+            raise ConcurrentServiceError(
+                f"compaction {instant_time} was started by another process"
+            ) from exc
+        try:
+            job = _CompactionJob(self, timeline, instant_time, opts)
+            metadata = job.run()
+            timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
+        except BaseException:
+            _roll_back_attempt(timeline, instant_time)
+            raise
+        Markers(self.storage, instant_time).delete_all()
+
+    def _require_merge_on_read(self) -> None:
+        if not self.config.is_merge_on_read:
+            raise ServiceError(
+                f"table {self.config.name} is {self.config.table_type}; only merge-on-read "
+                "tables have log files to compact"
+            )
+
+
+class _CompactionJob:
+    """One execution of one plan: a task per operation, on the engine."""
+
+    def __init__(
+        self, compactor: Compactor, timeline: ActiveTimeline, instant_time: str, opts: Options
+    ) -> None:
+        self.storage = compactor.storage
+        self.config = compactor.config
+        self.engine = compactor.engine
+        self.timeline = timeline
+        self.instant_time = instant_time
+        self.opts = opts
+
+    def run(self) -> CommitMetadata:
+        plan = read_plan(self.timeline, self.instant_time)
+        data_schema = latest_table_schema(self.timeline, self.config)
+        metadata = CommitMetadata(operation_type=COMPACT_OPERATION, compacted=True)
+        if data_schema is not None:
+            schema_json = arrow_to_avro_json(data_schema, self.config.name, False)
+            metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema_json
+        metadata.extra_metadata.update(plan.extra_metadata)
+        if not plan.operations or data_schema is None:
+            return metadata
+        settings = self._settings(data_schema)
+        instants = InstantFilter.of(self.timeline, as_of=self.instant_time)
+        tasks = [
+            CompactTask(
+                task_id,
+                operation,
+                instants,
+                self.opts.get_option(C.MEMORY),
+                self.opts.get_option(R.SPILL_PATH),
+            )
+            for task_id, operation in enumerate(plan.operations)
+        ]
+        for stat in self.engine.map(functools.partial(run_compact_task, settings=settings), tasks):
+            if stat is not None:
+                metadata.add(stat)
+        return metadata
+
+    def _settings(self, data_schema) -> WriteSettings:
+        payload = self.opts.get_option(W.PAYLOAD_CLASS) or self.opts.get_option(T.PAYLOAD_CLASS)
+        return write_settings(
+            self.storage,
+            self.config,
+            self.opts,
+            self.instant_time,
+            data_schema,
+            RecordMerger(payload, self.config.precombine_field),
+            key_generator_for(self.opts),
+            self.opts.get_option(S.PARQUET_MAX_FILE_SIZE),
+            self.opts.get_option(W.RECORD_SIZE_ESTIMATE),
+        )
+
+
+@dataclass
+class CompactTask:
+    """Merges one planned file slice (base file and log files) into its next base file."""
+
+    task_id: int
+    operation: CompactionOperation
+    instants: InstantFilter  # log blocks of completed instants up to the compaction
+    memory_budget: int
+    spill_path: str | None
+
+    def run(self, settings: WriteSettings) -> WriteStat | None:
+        """The new base file's write stat; None when a slice without a base file merges to
+        no rows (as Apache Hudi does, no file is written then)."""
+        started = time.monotonic()
+        storage = settings.storage
+        op = self.operation
+        file_slice = op.file_slice(storage)
+        log = SliceLog.scan(storage, file_slice, self.instants)
+        scanned = time.monotonic()
+        merger = SliceMerger(
+            storage,
+            settings.file_schema,
+            settings.merger,
+            self.memory_budget,
+            self.spill_path,
+            key_generator=None if settings.populate_meta_fields else settings.key_generator,
+        )
+        path = new_file_path(settings, self.task_id, op.partition_path, op.file_id)
+        writer = None
+        for rows in merger.merge(file_slice, log):
+            if writer is None and (rows.num_rows or op.base_file):
+                writer = open_writer(settings, path, "MERGE" if op.base_file else "CREATE")
+            if writer is not None:
+                writer.write(as_rows_of(rows, path, settings))
+        if writer is None:
+            return None
+        written = writer.close()
+        counts = merger.counts
+        stat = WriteStat(
+            file_id=op.file_id,
+            partition_path=op.partition_path,
+            path=written.path,
+            prev_commit=op.base_instant_time,
+            num_writes=written.num_rows,
+            num_deletes=counts.deletes,
+            num_update_writes=counts.updates,
+            num_inserts=counts.inserts,
+            total_write_bytes=written.size,
+            file_size_in_bytes=written.size,
+            runtime_stats=RuntimeStats(
+                total_scan_time=int((scanned - started) * 1000),
+                total_upsert_time=int((time.monotonic() - scanned) * 1000),
+            ),
+        )
+        stat.compaction = CompactionStats(
+            log_records=counts.log_records,
+            log_files=len(file_slice.log_files),
+            log_bytes=sum(f.size for f in file_slice.log_files),
+            updated_records=counts.log_keys,
+            log_blocks=log.stats.blocks,
+            corrupt_blocks=log.stats.corrupt_blocks,
+            rollback_blocks=log.stats.rollback_blocks,
+        )
+        return stat
+
+
+def run_compact_task(task: CompactTask, settings: WriteSettings) -> WriteStat | None:
+    return task.run(settings)
+
+
+def _roll_back_attempt(timeline: ActiveTimeline, instant_time: str) -> None:
+    """Best effort: undo this process's failed attempt; else the next attempt will."""
+    try:
+        timeline = timeline.reload()
+        current = timeline.find(instant_time)
+        if current is not None and current.state is State.INFLIGHT:
+            rollback_instant(timeline.storage, timeline, current)
+    except (HudiError, OSError):
+        pass
