@@ -7,6 +7,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_core.config import archival_options as A
+from hudi_core.config import cleaner_options as CL
 from hudi_core.config import compaction_options as C
 from hudi_core.config import read_options as R
 from hudi_core.config import table_options as T
@@ -17,9 +19,13 @@ from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import InvalidOptionError, TableExistsError
 from hudi_core.keygen import key_generator_for
 from hudi_core.read.filters import Filter
-from hudi_core.read.reader import ReadRequest, TableReader
+from hudi_core.read.reader import ReadRequest, TableReader, normalize_instant
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
+from hudi_core.services.archiver import Archiver
+from hudi_core.services.cleaner import Cleaner
 from hudi_core.services.compaction import Compactor
+from hudi_core.services.rollback import rollback_latest_commit
+from hudi_core.services.savepoint import create_savepoint, delete_savepoint, restore
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
@@ -140,6 +146,10 @@ class HudiTable:
                 planned = self.compaction.schedule(options)
                 if planned is not None and options.get_option(C.INLINE):
                     self.compaction.run(planned, options=options)
+        if options.get_option(CL.AUTOMATIC):
+            self.clean(options)
+        if options.get_option(A.AUTOMATIC):
+            self.archive(options)
 
     def read(
         self,
@@ -162,8 +172,39 @@ class HudiTable:
         request = ReadRequest(columns, filters, query_type.lower(), as_of, begin, end, read_options)
         return TableReader(self.storage, self.config, self.engine).read(request)
 
-    def timeline(self) -> list[Instant]:
-        """Every instant on the active timeline, oldest first, with its action and state."""
+    # ---- table services
+
+    def clean(self, options: Mapping[str, Any] | None = None) -> str | None:
+        """Deletes file slices the cleaner policy no longer keeps (finishing any clean cut off
+        before); returns the clean's instant time, None when there was nothing to delete."""
+        return Cleaner(self.storage, self.config, self.options).clean(options)
+
+    def archive(self, options: Mapping[str, Any] | None = None) -> list[Instant]:
+        """Moves old completed instants to the archived timeline; returns those moved."""
+        return Archiver(self.storage, self.config, self.options).archive(options)
+
+    def rollback(self, instant: str) -> str:
+        """Rolls back the latest write (or compaction), pending or completed; returns the
+        rollback's instant time."""
+        return rollback_latest_commit(self.storage, self._timeline(), normalize_instant(instant))
+
+    def savepoint(self, instant: str, comment: str = "") -> str:
+        """Pins the table as of a completed commit against cleaning and archival."""
+        return create_savepoint(self.storage, self._timeline(), normalize_instant(instant), comment)
+
+    def delete_savepoint(self, instant: str) -> None:
+        delete_savepoint(self._timeline(), normalize_instant(instant))
+
+    def restore(self, instant: str) -> str:
+        """Takes the table back to the savepoint at `instant`, rolling back everything after
+        it; returns the restore's instant time."""
+        return restore(self.storage, self._timeline(), normalize_instant(instant))
+
+    def timeline(self, archived: bool = False) -> list[Instant]:
+        """Every instant on the active timeline (and with `archived`, the archived ones
+        before it), oldest first, each in its latest state."""
+        if archived:
+            return Archiver(self.storage, self.config, self.options).timeline()
         return self._timeline().instants
 
     def _timeline(self) -> ActiveTimeline:

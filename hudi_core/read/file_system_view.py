@@ -38,7 +38,7 @@ class FileSystemView:
                 metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
                 self.replaced |= metadata.replaced_file_ids()
         self.pending_compactions = pending_compaction_file_groups(timeline)
-        self.file_groups = _group_files(list_table_files(storage))
+        self.file_groups = file_groups_on_storage(storage)
 
     def is_visible(self, instant_time: str) -> bool:
         """Completed (as of the view's instant), or older than the active timeline and not
@@ -104,6 +104,11 @@ def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> dict | None:
     except FileNotFoundError:
         return None
     return avro_metadata.deserialize(data).get("clusteringPlan") if data else None
+
+
+def file_groups_on_storage(storage: Storage) -> dict[tuple[str, str], FileGroup]:
+    """Every file group with files on storage, committed or not, by (partition, file id)."""
+    return _group_files(list_table_files(storage))
 
 
 def list_table_files(storage: Storage) -> list[FileEntry]:

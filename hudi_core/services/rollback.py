@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from hudi_core.errors import HudiError
 from hudi_core.io.log_blocks import rollback_block
 from hudi_core.io.log_format import write_log_file
+from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.compaction_plan import read_plan
 from hudi_core.model.file_names import BaseFileName, LogFileName, log_file_name
 from hudi_core.read.file_system_view import clustering_plan, list_table_files
 from hudi_core.services.heartbeat import HEARTBEAT_FOLDER, Liveness, write_is_alive
@@ -34,6 +36,7 @@ class RollbackPlan:
     instant: Instant  # the failed write
     files_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
     logs_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
+    keep_compaction_plan: bool = True  # a failed compaction attempt is retried, not dropped
 
     def add(self, path: str, io_type: str) -> None:
         partition = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -121,15 +124,47 @@ def roll_back_dead_writes(
     return timeline.reload(), running
 
 
-def rollback_instant(storage: Storage, timeline: ActiveTimeline, failed: Instant) -> Instant:
-    """Rolls back one pending write instant; returns the completed rollback instant."""
-    if failed.is_completed:
-        raise HudiError(f"{failed} is completed; only pending writes are rolled back here")
-    plan = _plan_for(storage, failed)
+def rollback_instant(
+    storage: Storage, timeline: ActiveTimeline, target: Instant, keep_compaction_plan: bool = True
+) -> Instant:
+    """Rolls back one instant; returns the completed rollback instant.
+
+    A pending write's files are found through its markers; a completed instant is unpublished
+    first and its files are found by listing what its write stats name (its markers are
+    gone). A compaction keeps its plan (to be run again) unless `keep_compaction_plan` is off.
+    """
+    plan = _plan_for_completed(storage, timeline, target) if target.is_completed else None
+    plan = plan or _plan_for(storage, target)
+    plan.keep_compaction_plan = keep_compaction_plan
+    if target.action == COMPACTION and not keep_compaction_plan:
+        _add_slice_logs(storage, timeline, target, plan)
     rollback_time = timeline.new_instant_time()
     requested = timeline.create_requested(ROLLBACK, rollback_time, plan.to_avro(storage))
     inflight = timeline.transition(requested, State.INFLIGHT)
     return _execute(storage, timeline, inflight, plan)
+
+
+def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> str:
+    """Rolls back a chosen write, which must be the latest one (older ones: restore to a
+    savepoint); returns the rollback's instant time."""
+    target = timeline.find(instant_time)
+    if target is None or target.action not in (*WRITE_ACTIONS, COMPACTION):
+        raise HudiError(f"there is no write at {instant_time} to roll back")
+    if any(s.timestamp == instant_time for s in timeline.savepoints()):
+        raise HudiError(
+            f"{instant_time} is savepointed; delete the savepoint before rolling it back"
+        )
+    later = [
+        i
+        for i in timeline.instants
+        if i.timestamp > instant_time and i.action in (*WRITE_ACTIONS, COMPACTION)
+    ]
+    if later:
+        raise HudiError(
+            f"{later[0]} came after {instant_time}; only the latest write can be rolled back "
+            "(roll back the later ones first, or restore to a savepoint)"
+        )
+    return rollback_instant(storage, timeline, target, keep_compaction_plan=False).timestamp
 
 
 def resume_rollback(storage: Storage, timeline: ActiveTimeline, pending: Instant) -> Instant:
@@ -140,6 +175,43 @@ def resume_rollback(storage: Storage, timeline: ActiveTimeline, pending: Instant
     if pending.state is State.REQUESTED:
         inflight = timeline.transition(pending, State.INFLIGHT)
     return _execute(storage, timeline, inflight, plan)
+
+
+def _plan_for_completed(
+    storage: Storage, timeline: ActiveTimeline, target: Instant
+) -> RollbackPlan:
+    """What a completed instant wrote, by listing the partitions its write stats name: base
+    files of its time and log files of slices it started are deleted; its appends to older
+    slices are cancelled with rollback blocks."""
+    plan = RollbackPlan(target)
+    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
+    for partition in sorted(metadata.partition_to_write_stats):
+        for entry in storage.list_files(partition):
+            base = BaseFileName.parse(entry.name)
+            log = LogFileName.parse(entry.name)
+            if (base and base.instant_time == target.timestamp) or (
+                log and log.base_instant_time == target.timestamp
+            ):
+                plan.add(entry.path, "CREATE")
+    for stat in metadata.write_stats():
+        log = LogFileName.parse(stat.path.rsplit("/", 1)[-1])
+        if log is not None and log.base_instant_time != target.timestamp:
+            if storage.exists(stat.path):
+                plan.add(stat.path, "APPEND")
+    return plan
+
+
+def _add_slice_logs(
+    storage: Storage, timeline: ActiveTimeline, compaction: Instant, plan: RollbackPlan
+) -> None:
+    """A dropped compaction takes the slice it started with it: the log files written onto
+    it (whose writes are rolled back before) would otherwise outlive their slice."""
+    planned = read_plan(timeline, compaction.timestamp)
+    for partition in sorted({op.partition_path for op in planned.operations}):
+        for entry in storage.list_files(partition):
+            log = LogFileName.parse(entry.name)
+            if log and log.base_instant_time == compaction.timestamp:
+                plan.add(entry.path, "CREATE")
 
 
 def _plan_for(storage: Storage, failed: Instant) -> RollbackPlan:
@@ -167,6 +239,8 @@ def _execute(
     storage: Storage, timeline: ActiveTimeline, inflight: Instant, plan: RollbackPlan
 ) -> Instant:
     started = time.monotonic()
+    if timeline.find(plan.instant.timestamp) == plan.instant.with_state(State.COMPLETED):
+        timeline.revert_to_inflight(plan.instant)  # readers stop seeing it before files go
     partitions = sorted(set(plan.files_by_partition) | set(plan.logs_by_partition))
     partition_metadata = {}
     for partition in partitions:
@@ -185,7 +259,7 @@ def _execute(
             "rollbackLogFiles": rollback_logs,
             "logFilesFromFailedCommit": failed_logs,
         }
-    if plan.instant.action == COMPACTION:  # a failed attempt: the plan stays, to be retried
+    if plan.instant.action == COMPACTION and plan.keep_compaction_plan:  # to be run again
         timeline.revert_to_requested(plan.instant)
     else:
         timeline.delete_pending(plan.instant)
