@@ -34,3 +34,10 @@ CHANGELOG_READ = ConfigOption(
     "instead of the merged row.",
     parse=parse_bool,
 )
+INCREMENTAL_FULL_SCAN_FALLBACK = ConfigOption(
+    "hoodie.datasource.read.incr.fallback.fulltablescan.enable",
+    False,
+    "Incremental reads that begin before the active timeline (archived commits) scan every "
+    "file group, filtering rows by commit time, instead of the groups active commits touched.",
+    parse=parse_bool,
+)

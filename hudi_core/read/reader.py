@@ -20,7 +20,11 @@ import pyarrow.parquet as pq
 from hudi_core.config import read_options as R
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
-from hudi_core.config.table_options import PAYLOAD_CLASS, URL_ENCODE_PARTITIONING
+from hudi_core.config.table_options import (
+    ARCHIVELOG_FOLDER,
+    PAYLOAD_CLASS,
+    URL_ENCODE_PARTITIONING,
+)
 from hudi_core.engine import EngineContext
 from hudi_core.errors import HudiError
 from hudi_core.keygen import key_generator_for
@@ -36,6 +40,7 @@ from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline
+from hudi_core.timeline.archived_timeline import archive_files, archive_folder_path
 from hudi_core.timeline.instant_time import format_instant_time
 
 QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
@@ -105,13 +110,18 @@ class TableReader:
         writes = timeline.completed_writes()
         latest = writes[-1].timestamp if writes else begin
         end = normalize_instant(request.end) if request.end else latest
-        touched: set[tuple[str, str]] = set()
-        for instant in writes:
-            if begin < instant.timestamp <= end:
-                metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
-                touched |= {(s.partition_path, s.file_id) for s in metadata.write_stats()}
         view = FileSystemView(self.storage, timeline, end)
-        slices = [s for s in view.latest_slices() if (s.partition_path, s.file_id) in touched]
+        slices = view.latest_slices()
+        if not (
+            options.get_option(R.INCREMENTAL_FULL_SCAN_FALLBACK)
+            and self._begins_in_archive(begin, writes)
+        ):
+            touched: set[tuple[str, str]] = set()
+            for instant in writes:
+                if begin < instant.timestamp <= end:
+                    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
+                    touched |= {(s.partition_path, s.file_id) for s in metadata.write_stats()}
+            slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
         changelog = self.config.changelog and options.get_option(R.CHANGELOG_READ)
         # As Apache Hudi does, only the range's log blocks and the range's base rows are merged:
         # a change is reported even if an older write with a larger ordering value outranks it.
@@ -124,6 +134,14 @@ class TableReader:
             commit_time = ds.field(COMMIT_TIME_FIELD)
             query.row_filter = (commit_time > begin) & (commit_time <= end)
         return query
+
+    def _begins_in_archive(self, begin: str, writes: list) -> bool:
+        """Whether commits in (begin, ...] may have been archived: the range starts before
+        the active timeline, and the archive holds instants."""
+        if writes and begin >= writes[0].timestamp:
+            return False
+        folder = archive_folder_path(self.config.options.get_option(ARCHIVELOG_FOLDER))
+        return bool(archive_files(self.storage, folder))
 
     def _pruned(
         self, slices: list[FileSlice], data_schema: pa.Schema, filters: Sequence[Filter] | None

@@ -226,3 +226,25 @@ def _unqualified(node):
     if "fields" in node:
         cleaned["fields"] = [{**f, "type": _unqualified(f["type"])} for f in node["fields"]]
     return cleaned
+
+
+def test_incremental_reads_from_archived_commits_fall_back_to_a_full_scan(tmp_path):
+    path = str(tmp_path / "trips")
+    table = HudiTable.create(
+        path, "trips", "COPY_ON_WRITE", ["uuid"], ["city"], "ts", options=SERVICE_OPTIONS
+    )
+    history = History(table, path)
+    for number in range(8):  # each commit writes its own city: its own file group
+        cities = [datagen.CITIES[number % 4] + str(number)]
+        batch = datagen.trips(list(range(number * 10, number * 10 + 10)), 1, 1, cities)
+        history.model.upsert(batch, table.write(batch))
+    assert table.archive(), "eight commits exceed hoodie.keep.max.commits"
+    begin = "0" * 17
+    everything = history.model.changed_after(begin)
+    active_only = table.read(query_type="incremental", begin=begin)
+    latest = table.timeline()[-1].timestamp
+    oracle.assert_same_table(active_only, oracle.incremental(path, begin, latest))
+    assert len(_data_rows(active_only)) < len(everything), "archived commits are not looked at"
+    fallback = {"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"}
+    full = table.read(query_type="incremental", begin=begin, options=fallback)
+    assert _data_rows(full) == everything
