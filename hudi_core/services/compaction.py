@@ -29,6 +29,7 @@ from hudi_core.errors import ConcurrentServiceError, HudiError, ServiceError, Ti
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import (
+    NULL_COMMIT,
     CommitMetadata,
     CompactionStats,
     RuntimeStats,
@@ -140,17 +141,18 @@ class Compactor:
         instant_time = self._chosen(instant, order)
         if instant_time is None:
             return None
+        if _is_completed(self._timeline(), instant_time):
+            return instant_time  # done before: nothing to claim, nothing to write
         liveness = Liveness.from_options(opts)
         with claim_attempt(self.storage, instant_time, liveness, "compaction"):
             timeline = self._timeline()
             current = timeline.find(instant_time)
-            if current is None or current.is_completed:
-                return instant_time  # another attempt finished it meanwhile
-            if current.state is State.INFLIGHT:  # an earlier attempt died: undo its files
-                _LOG.info("rolling back the failed attempt at compaction %s", instant_time)
-                rollback_instant(self.storage, timeline, current)
-                timeline = timeline.reload()
-            self._execute(timeline, instant_time, opts)
+            if current is not None and not current.is_completed:  # else finished meanwhile
+                if current.state is State.INFLIGHT:  # an earlier attempt died: undo its files
+                    _LOG.info("rolling back the failed attempt at compaction %s", instant_time)
+                    rollback_instant(self.storage, timeline, current)
+                    timeline = timeline.reload()
+                self._execute(timeline, instant_time, opts)
         release_attempts(self.storage, instant_time)
         return instant_time
 
@@ -290,7 +292,9 @@ class CompactTask:
             file_id=op.file_id,
             partition_path=op.partition_path,
             path=written.path,
-            prev_commit=op.base_instant_time,
+            # A merge names the base it replaced; a slice without one is written as a create
+            # handle writes it, with no previous commit (Apache Hudi's "null").
+            prev_commit=op.base_instant_time if op.base_file else NULL_COMMIT,
             num_writes=written.num_rows,
             num_deletes=counts.deletes,
             num_update_writes=counts.updates,
@@ -312,6 +316,11 @@ class CompactTask:
             rollback_blocks=log.stats.rollback_blocks,
         )
         return stat
+
+
+def _is_completed(timeline: ActiveTimeline, instant_time: str) -> bool:
+    found = timeline.find(instant_time)
+    return found is not None and found.is_completed
 
 
 def run_compact_task(task: CompactTask, settings: WriteSettings) -> WriteStat | None:

@@ -89,10 +89,12 @@ def _bounded(candidates: list[Candidate], options: Options) -> list[Candidate]:
 
 
 def _day_based(candidates: list[Candidate], options: Options) -> list[Candidate]:
-    """Slices of the latest N partitions (partition paths of dates sort as dates)."""
+    """Slices of the latest N partitions, newest partition first as Apache Hudi orders them
+    (partition paths of dates sort as dates)."""
     partitions = sorted({c.file_slice.partition_path for c in candidates}, reverse=True)
-    latest = set(partitions[: options.get_option(C.DAY_BASED_PARTITIONS)])
-    return [c for c in candidates if c.file_slice.partition_path in latest]
+    rank = {p: i for i, p in enumerate(partitions[: options.get_option(C.DAY_BASED_PARTITIONS)])}
+    kept = [c for c in candidates if c.file_slice.partition_path in rank]
+    return sorted(kept, key=lambda c: rank[c.file_slice.partition_path])
 
 
 def _unbounded(candidates: list[Candidate], options: Options) -> list[Candidate]:
