@@ -56,6 +56,7 @@ class SliceMerger:
     base_filter: ds.Expression | None = None  # base rows taking part (incremental reads)
     key_generator: KeyGenerator | None = None  # for tables without stored record keys
     counts: MergeCounts = field(default_factory=MergeCounts)  # accumulated over merges
+    spilled: bool = False  # the last merge went through disk, in key-hash buckets
 
     def merge(self, file_slice: FileSlice, log: SliceLog) -> Iterator[pa.Table]:
         """The slice's rows after merging its log, in batches."""
@@ -72,6 +73,7 @@ class SliceMerger:
             held += rows.nbytes
             if held > self.memory_budget:
                 spill = _Spill(self._spill_folder(), _bucket_count(file_slice, self.memory_budget))
+                self.spilled = True
                 for held_rows in versions:
                     spill.add_versions(held_rows)
                 versions = []

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from hudi_core.config import compaction_options as C
 from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
@@ -26,6 +28,8 @@ from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
 from hudi_core.errors import ConcurrentServiceError, HudiError, ServiceError, TimelineError
+from hudi_core.io.base_file import read_footer
+from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, resume_bloom_filter
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import (
@@ -36,9 +40,11 @@ from hudi_core.model.commit_metadata import (
     WriteStat,
 )
 from hudi_core.model.compaction_plan import CompactionOperation, CompactionPlan, read_plan
+from hudi_core.model.file_group import FileSlice
 from hudi_core.read.file_system_view import FileSystemView, pending_clustering_file_groups
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
+from hudi_core.schema.meta_fields import RECORD_KEY_FIELD
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.compaction_strategy import Candidate, select
 from hudi_core.services.compaction_trigger import compaction_due
@@ -280,10 +286,13 @@ class CompactTask:
         path = new_file_path(settings, self.task_id, op.partition_path, op.file_id)
         writer = None
         for rows in merger.merge(file_slice, log):
-            if writer is None and (rows.num_rows or op.base_file):
-                writer = open_writer(settings, path, "MERGE" if op.base_file else "CREATE")
-            if writer is not None:
-                writer.write(as_rows_of(rows, path, settings))
+            if writer is None and not (rows.num_rows or op.base_file):
+                continue
+            new_keys = None
+            if writer is None:
+                bloom, new_keys = self._bloom_filter(settings, file_slice, merger, rows)
+                writer = open_writer(settings, path, "MERGE" if op.base_file else "CREATE", bloom)
+            writer.write(as_rows_of(rows, path, settings), new_keys)
         if writer is None:
             return None
         written = writer.close()
@@ -316,6 +325,23 @@ class CompactTask:
             rollback_blocks=log.stats.rollback_blocks,
         )
         return stat
+
+    @staticmethod
+    def _bloom_filter(
+        settings: WriteSettings, file_slice: FileSlice, merger: SliceMerger, rows: pa.Table
+    ) -> tuple[BloomFilter | None, pa.ChunkedArray | None]:
+        """The base file's filter, resumed, and the keys still to add to it (the appended new
+        ones), when the new file holds the old keys and then new ones: merged in memory with
+        no deletes. That saves hashing every stored key again; else None, None (fresh)."""
+        base = file_slice.base_file
+        if settings.bloom is None or base is None or merger.spilled or merger.counts.deletes:
+            return None, None
+        stored = bloom_filter_from_footer(read_footer(settings.storage, base.path))
+        resumed = resume_bloom_filter(stored, settings.bloom.new_filter())
+        if resumed is None:
+            return None, None
+        inserted = merger.counts.inserts
+        return resumed, rows.column(RECORD_KEY_FIELD).slice(rows.num_rows - inserted)
 
 
 def _is_completed(timeline: ActiveTimeline, instant_time: str) -> bool:

@@ -20,7 +20,18 @@ import pytest
 
 from hudi_core import HudiTable
 from hudi_core.config.compaction_options import STRATEGY_PACKAGE
+from hudi_core.config.index_options import (
+    BLOOM_DYNAMIC_MAX_ENTRIES,
+    BLOOM_FPP,
+    BLOOM_NUM_ENTRIES,
+)
 from hudi_core.errors import ConcurrentServiceError, InvalidOptionError, ServiceError
+from hudi_core.io.base_file import read_base_file, read_footer
+from hudi_core.io.bloom_filter import (
+    bloom_filter_footer,
+    bloom_filter_from_footer,
+    new_bloom_filter,
+)
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import BaseFileName, LogFileName, new_file_id
 from hudi_core.schema.meta_fields import RECORD_KEY_FIELD
@@ -915,3 +926,46 @@ def test_inline_scheduling_only_plans(tmp_path):
     assert len(_plan(path, planned)["operations"]) == 4
     assert table.compaction.run() == planned
     assert _states(table)[-1] == ("commit", "COMPLETED")
+
+
+@pytest.mark.parametrize("with_deletes", [False, True])
+def test_compacted_base_files_carry_the_bloom_filter_of_exactly_their_keys(
+    tmp_path, monkeypatch, with_deletes
+):
+    """Without deletes the base file's filter is resumed and only new keys are added; the
+    result must equal a filter built from scratch over the file's keys, as with deletes."""
+    options = {"hoodie.index.type": "BLOOM", "hoodie.parquet.small.file.limit": 0}
+    path, table = _create(tmp_path, options=options)
+    table.write(datagen.trips(list(range(0, 60)), seed=1, ts=1), operation="insert")
+    table.write(datagen.trips(list(range(0, 60, 2)), seed=2, ts=2))  # updates, into logs
+    if with_deletes:
+        table.write(datagen.trips(list(range(1, 60, 7)), 0, 0).select(["uuid", "city"]), "delete")
+    planned = table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": 1})
+    resumed = []
+    original = compaction_service.resume_bloom_filter
+    monkeypatch.setattr(
+        compaction_service,
+        "resume_bloom_filter",
+        lambda *args: resumed.append(original(*args)) or resumed[-1],
+    )
+    table.compaction.run(planned)
+    assert bool(resumed) != with_deletes, "resumed exactly when nothing was deleted"
+    assert all(r is not None for r in resumed)
+    storage = Storage(path)
+    compacted = [
+        e.path
+        for e in storage.list_files("", recursive=True)
+        if e.name.endswith(f"{planned}.parquet")
+    ]
+    assert compacted
+    for base in compacted:
+        footer = read_footer(storage, base)
+        stored = bloom_filter_from_footer(footer)
+        fresh = new_bloom_filter(
+            stored.type_code,
+            BLOOM_NUM_ENTRIES.default,
+            BLOOM_FPP.default,
+            BLOOM_DYNAMIC_MAX_ENTRIES.default,
+        )
+        fresh.add_keys(read_base_file(storage, base, [RECORD_KEY_FIELD]).column(0))
+        assert bloom_filter_footer(stored) == bloom_filter_footer(fresh), base
