@@ -146,7 +146,11 @@ def rollback_instant(
 
 def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> str:
     """Rolls back a chosen write, which must be the latest one (older ones: restore to a
-    savepoint); returns the rollback's instant time."""
+    savepoint); returns the rollback's instant time. A rollback of it that was cut off is
+    finished instead, as Apache Hudi does: only its plan still names the logs to cancel."""
+    begun = _pending_rollback_of(storage, timeline, instant_time)
+    if begun is not None:
+        return resume_rollback(storage, timeline, begun).timestamp
     target = timeline.find(instant_time)
     if target is None or target.action not in (*WRITE_ACTIONS, COMPACTION):
         raise HudiError(f"there is no write at {instant_time} to roll back")
@@ -165,6 +169,17 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
             "(roll back the later ones first, or restore to a savepoint)"
         )
     return rollback_instant(storage, timeline, target, keep_compaction_plan=False).timestamp
+
+
+def _pending_rollback_of(
+    storage: Storage, timeline: ActiveTimeline, instant_time: str
+) -> Instant | None:
+    for pending in timeline.pending([ROLLBACK]):
+        requested = Instant(pending.timestamp, ROLLBACK, State.REQUESTED)
+        plan = RollbackPlan.from_avro(storage, timeline.read_bytes(requested))
+        if plan.instant.timestamp == instant_time:
+            return pending
+    return None
 
 
 def resume_rollback(storage: Storage, timeline: ActiveTimeline, pending: Instant) -> Instant:

@@ -40,6 +40,8 @@ def create_savepoint(
     storage: Storage, timeline: ActiveTimeline, instant_time: str, comment: str = ""
 ) -> str:
     """Savepoints the completed write at `instant_time`; returns that time."""
+    if timeline.pending([RESTORE]):  # its commit may be one the restore is rolling back
+        raise HudiError(f"cannot savepoint {instant_time}: a restore is in progress")
     target = timeline.find(instant_time)
     if target is None or not target.is_completed or target.action not in WRITE_ACTIONS:
         raise HudiError(f"cannot savepoint {instant_time}: it is not a completed commit")
@@ -59,7 +61,9 @@ def create_savepoint(
         "partitionMetadata": _savepointed_files(storage, timeline, instant_time),
         "version": 1,
     }
-    inflight = timeline.create_inflight(SAVEPOINT, instant_time)
+    # A savepoint cut off before it completed left its inflight file: finish that one.
+    cut_off = [i for i in timeline.pending([SAVEPOINT]) if i.timestamp == instant_time]
+    inflight = cut_off[0] if cut_off else timeline.create_inflight(SAVEPOINT, instant_time)
     data = avro_metadata.serialize("HoodieSavepointMetadata", metadata)
     timeline.transition(inflight, State.COMPLETED, data)
     return instant_time
@@ -81,7 +85,13 @@ def _savepointed_files(storage: Storage, timeline: ActiveTimeline, instant_time:
 
 
 def delete_savepoint(timeline: ActiveTimeline, instant_time: str) -> None:
-    savepoint = next((s for s in timeline.savepoints() if s.timestamp == instant_time), None)
+    """Removes the savepoint at `instant_time`, completed or cut off before it completed."""
+    if timeline.pending([RESTORE]):  # finishing the restore needs its savepoint
+        raise HudiError(f"cannot delete savepoint {instant_time}: a restore is in progress")
+    savepoint = next(
+        (i for i in timeline.instants if i.action == SAVEPOINT and i.timestamp == instant_time),
+        None,
+    )
     if savepoint is None:
         raise HudiError(f"there is no savepoint at {instant_time}")
     timeline.delete_instant(savepoint)
@@ -91,6 +101,11 @@ def restore(storage: Storage, timeline: ActiveTimeline, savepoint_time: str) -> 
     """Rolls the table back to the savepoint at `savepoint_time`; returns the restore's time."""
     if not any(s.timestamp == savepoint_time for s in timeline.savepoints()):
         raise HudiError(f"there is no savepoint at {savepoint_time} to restore to")
+    later = [s.timestamp for s in timeline.savepoints() if s.timestamp > savepoint_time]
+    if later:  # its commit would be rolled back, leaving the savepoint pinning nothing
+        raise HudiError(
+            f"savepoint {later[0]} is after {savepoint_time}; delete it before restoring"
+        )
     pending = _pending_restore(timeline, savepoint_time)
     if pending is None:
         restore_time = timeline.new_instant_time()
