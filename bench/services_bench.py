@@ -59,9 +59,7 @@ def compaction_ratio(work: Path, rows: int, repeat: int) -> None:
         slices = table.read(query_type="read_optimized", columns=["_hoodie_file_name"])
         assert len(set(slices.column(0).to_pylist())) == 1, "expected one file group"
         holder["table"] = table
-        holder["plan"] = table.compaction.schedule(
-            {"hoodie.compact.inline.max.delta.commits": "1"}
-        )
+        holder["plan"] = table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": "1"})
 
     compaction = best_of(repeat, setup, lambda: holder["table"].compaction.run(holder["plan"]))
     table = holder["table"]

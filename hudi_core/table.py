@@ -198,6 +198,11 @@ class HudiTable:
     def restore(self, instant: str) -> str:
         """Takes the table back to the savepoint at `instant`, rolling back everything after
         it; returns the restore's instant time."""
+        if Options(self.config.properties, self.options).get_option(A.BEYOND_SAVEPOINT):
+            raise InvalidOptionError(
+                "restore needs hoodie.archive.beyond.savepoint=false: archival past the "
+                "savepoint may have taken away instants the restore has to roll back"
+            )
         return restore(self.storage, self._timeline(), normalize_instant(instant))
 
     def timeline(self, archived: bool = False) -> list[Instant]:

@@ -50,6 +50,7 @@ from hudi_core.services.compaction_strategy import Candidate, select
 from hudi_core.services.compaction_trigger import compaction_due
 from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
 from hudi_core.services.rollback import roll_back_dead_writes, rollback_instant
+from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant, State
@@ -110,8 +111,10 @@ class Compactor:
         """The timeline once dead writes are rolled back. A write still running would put log
         files on slices the plan supersedes, so planning waits for it (as Apache Hudi's
         single-writer check does)."""
+        timeline = self._timeline()
+        require_no_restore_in_progress(timeline, "schedule a compaction")
         timeline, running = roll_back_dead_writes(
-            self.storage, self._timeline(), Liveness.from_options(opts)
+            self.storage, timeline, Liveness.from_options(opts)
         )
         if running:
             raise ConcurrentServiceError(
@@ -143,6 +146,7 @@ class Compactor:
         """Executes a planned compaction: `instant`, else the oldest (FIFO) or newest (LIFO)
         pending one. Returns its instant time, or None when nothing is planned."""
         self._require_merge_on_read()
+        require_no_restore_in_progress(self._timeline(), "run a compaction")
         opts = self._options(options)
         instant_time = self._chosen(instant, order)
         if instant_time is None:

@@ -36,12 +36,23 @@ _LOG = logging.getLogger(__name__)
 _RESTORED_ACTIONS = (*WRITE_ACTIONS, COMPACTION, LOG_COMPACTION)
 
 
+def require_no_restore_in_progress(timeline: ActiveTimeline, what: str) -> None:
+    """Nothing may change the table while a restore is cut off midway: its plan is fixed, so
+    what came after it would survive the restore's re-run on top of rolled-back data."""
+    restoring = timeline.pending([RESTORE])
+    if restoring:
+        raise HudiError(
+            f"cannot {what}: a restore ({restoring[0].timestamp}) is in progress; run the "
+            "restore again to finish it"
+        )
+
+
 def create_savepoint(
     storage: Storage, timeline: ActiveTimeline, instant_time: str, comment: str = ""
 ) -> str:
     """Savepoints the completed write at `instant_time`; returns that time."""
-    if timeline.pending([RESTORE]):  # its commit may be one the restore is rolling back
-        raise HudiError(f"cannot savepoint {instant_time}: a restore is in progress")
+    # its commit may be one the restore is rolling back
+    require_no_restore_in_progress(timeline, f"savepoint {instant_time}")
     target = timeline.find(instant_time)
     if target is None or not target.is_completed or target.action not in WRITE_ACTIONS:
         raise HudiError(f"cannot savepoint {instant_time}: it is not a completed commit")
@@ -86,8 +97,8 @@ def _savepointed_files(storage: Storage, timeline: ActiveTimeline, instant_time:
 
 def delete_savepoint(timeline: ActiveTimeline, instant_time: str) -> None:
     """Removes the savepoint at `instant_time`, completed or cut off before it completed."""
-    if timeline.pending([RESTORE]):  # finishing the restore needs its savepoint
-        raise HudiError(f"cannot delete savepoint {instant_time}: a restore is in progress")
+    # finishing the restore needs its savepoint
+    require_no_restore_in_progress(timeline, f"delete savepoint {instant_time}")
     savepoint = next(
         (i for i in timeline.instants if i.action == SAVEPOINT and i.timestamp == instant_time),
         None,

@@ -34,10 +34,11 @@ from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.heartbeat import Liveness, write_heartbeat
 from hudi_core.services.rollback import rollback_failed_writes, rollback_instant
+from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
-from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, RESTORE
+from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
     LogTargets,
@@ -82,7 +83,7 @@ class WriteClient:
         options = self._options(operation, options)
         op = options.get_option(W.OPERATION)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
-        _require_no_restore_in_progress(timeline)
+        require_no_restore_in_progress(timeline, "write")
         if options.get_option(CL.FAILED_WRITES_POLICY) == "EAGER":  # single writer
             timeline = rollback_failed_writes(self.storage, timeline)
         batch = as_arrow_table(data)
@@ -332,15 +333,6 @@ def _workload(plan: _Plan, op: str) -> CommitMetadata:
             partition_total.num_inserts += stat.num_inserts
         workload.add(stat)
     return workload
-
-
-def _require_no_restore_in_progress(timeline: ActiveTimeline) -> None:
-    restoring = timeline.pending([RESTORE])
-    if restoring:
-        raise HudiError(
-            f"a restore ({restoring[0].timestamp}) is in progress; run the restore again to "
-            "finish it before writing"
-        )
 
 
 def _roll_back_quietly(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hudi_core import HudiTable
-from hudi_core.errors import HudiError
+from hudi_core.errors import HudiError, InvalidOptionError
 from hudi_core.io.log_format import BlockType, HeaderKey, read_log_block_headers
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import Storage
@@ -751,10 +751,14 @@ def test_a_restore_killed_midway_blocks_writes_until_it_is_run_again(tmp_path, w
     assert remaining == {t for t, _ in scenario.later[rolled_back:]}
     with pytest.raises(HudiError, match="restore .* in progress"):
         model.table.write(datagen.trips([1], seed=11, ts=11), "upsert")
-    with pytest.raises(HudiError, match="restore is in progress"):
+    with pytest.raises(HudiError, match="restore .* in progress"):
         model.table.savepoint(min(remaining))  # it would pin a commit about to go
-    with pytest.raises(HudiError, match="restore is in progress"):
+    with pytest.raises(HudiError, match="restore .* in progress"):
         model.table.delete_savepoint(savepoint)  # the restore needs it to finish
+    with pytest.raises(HudiError, match="restore .* in progress"):
+        model.table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": 1})
+    with pytest.raises(HudiError, match="restore .* in progress"):
+        model.table.compaction.run()  # it would build on deltacommits about to go
 
     assert model.table.restore(savepoint) == restoring.timestamp
 
@@ -817,3 +821,22 @@ def _cancelled(path: str, relative: str, instant: str) -> bool:
         and other.version > log.version
     ]
     return any(_is_rollback_of(b, None, instant) for f in later for b in _blocks(path, f))
+
+
+def test_restore_is_refused_when_archival_may_go_beyond_savepoints(tmp_path):
+    path = str(tmp_path / "trips")
+    options = {"hoodie.archive.beyond.savepoint": "true"}
+    table = HudiTable.create(
+        path, "trips", "COPY_ON_WRITE", ["uuid"], ["city"], "ts", options=options
+    )
+    first = table.write(datagen.trips([1, 2, 3], seed=1, ts=1))
+    table.savepoint(first)
+    table.write(datagen.trips([4], seed=2, ts=2))
+    with pytest.raises(InvalidOptionError, match="hoodie.archive.beyond.savepoint"):
+        table.restore(first)
+    assert sorted(table.read().column("uuid").to_pylist()) == [
+        "key-000001",
+        "key-000002",
+        "key-000003",
+        "key-000004",
+    ]
