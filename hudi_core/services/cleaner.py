@@ -4,9 +4,10 @@ Planning (`<ts>.clean.requested`, an Avro HoodieCleanerPlan) picks, by the polic
 slices of every file group and every slice of file groups a replacecommit retired. It never
 picks the latest slice of a group, a slice a pending compaction reads, a savepointed slice, or
 (by commits or hours) a slice a query of the retained window may read: the newest slice
-older than the earliest commit to retain stays too. Execution deletes the files and records
-what went in HoodieCleanMetadata (`<ts>.clean`). A clean cut off midway is resumed from its
-plan: deleting is idempotent.
+older than the earliest commit to retain stays too. A partition whose every file goes (all
+its file groups replaced, as by delete_partition) is deleted with them. Execution deletes the
+files and records what went in HoodieCleanMetadata (`<ts>.clean`). A clean cut off midway is
+resumed from its plan: deleting is idempotent.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class CleanPlan:
     earliest_to_retain: Instant | None
     last_completed_commit: str
     files_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
+    partitions_to_delete: list[str] = field(default_factory=list)
 
     @property
     def file_count(self) -> int:
@@ -71,7 +73,7 @@ class CleanPlan:
                     ]
                     for partition, paths in sorted(self.files_by_partition.items())
                 },
-                "partitionsToBeDeleted": [],
+                "partitionsToBeDeleted": list(self.partitions_to_delete),
             },
         )
 
@@ -93,6 +95,7 @@ class CleanPlan:
             else None,
             record.get("lastCompletedCommitTimestamp") or "",
             files,
+            list(record.get("partitionsToBeDeleted") or []),
         )
 
 
@@ -198,7 +201,22 @@ def plan_clean(storage: Storage, timeline: ActiveTimeline, opts: Options) -> Cle
             files += pick.retired_files(group, replaced_at)
         else:
             files += pick.old_files(group)
+    plan.partitions_to_delete = _emptied_partitions(view, plan)
     return plan
+
+
+def _emptied_partitions(view: FileSystemView, plan: CleanPlan) -> list[str]:
+    """Partitions the plan deletes every data file of (all their file groups were replaced,
+    as by delete_partition, and none is pending or savepointed): Apache Hudi's cleaner
+    deletes the partition folder too."""
+    files: dict[str, set[str]] = {}
+    for (partition, _), group in view.file_groups.items():
+        files.setdefault(partition, set()).update(_SlicePicker._files(group.slices.values()))
+    return sorted(
+        partition
+        for partition, paths in files.items()
+        if partition and paths <= set(plan.files_by_partition.get(partition, ()))
+    )
 
 
 def _earliest_to_retain(timeline: ActiveTimeline, policy: str, opts: Options) -> Instant | None:
@@ -268,15 +286,9 @@ class _SlicePicker:
         self, slices: list[FileSlice], pending_compaction: bool
     ) -> list[FileSlice]:
         keep = self.versions_retained - (1 if pending_compaction else 0)
-        doomed = []
-        for file_slice in slices:
-            if self._savepointed(file_slice):
-                continue  # kept, and not counted as a version
-            if keep > 0:
-                keep -= 1
-            else:
-                doomed.append(file_slice)
-        return doomed
+        # The newest `keep` slices stay, savepointed or not (as in Apache Hudi, a savepointed
+        # slice counts as a version kept); older ones go unless savepointed.
+        return [s for s in slices[max(keep, 0) :] if not self._savepointed(s)]
 
     def _outside_window(
         self, slices: list[FileSlice], candidates: list[FileSlice]
@@ -339,18 +351,22 @@ def _delete_files(storage: Storage, plan: CleanPlan, instant_time: str) -> dict[
         for path in paths:
             name = path.rsplit("/", 1)[-1]
             try:
-                storage.delete(path)  # already gone (a resumed clean): as good as deleted
-                deleted.append(name)
+                # A file already gone (a resumed clean) is a failed delete, as Java's
+                # fs.delete returning false records it.
+                gone_now = storage.delete(path)
             except OSError:
-                failed.append(name)
+                gone_now = False
+            (deleted if gone_now else failed).append(name)
         partitions[partition] = {
             "partitionPath": partition,
             "policy": plan.policy,
             "deletePathPatterns": [p.rsplit("/", 1)[-1] for p in paths],
             "successDeleteFiles": deleted,
             "failedDeleteFiles": failed,
-            "isPartitionDeleted": False,
+            "isPartitionDeleted": partition in plan.partitions_to_delete,
         }
+    for partition in plan.partitions_to_delete:
+        storage.delete_dir(partition)  # what is left: the partition metadata file
     earliest = plan.earliest_to_retain
     return {
         "startCleanTime": instant_time,
