@@ -49,13 +49,15 @@ class Storage:
         return f"{self.base_path}/{relative}" if relative else self.base_path
 
     def uri_of(self, relative: str) -> str:
-        """The full location of a file as Apache Hudi records it in plans and metadata."""
-        base = self.base_uri.rstrip("/") if "://" in self.base_uri else self.base_path
+        """The full location of a file as Apache Hudi records it in plans and metadata: as
+        Hadoop prints paths, `file:/...` on local disks, the table's URI elsewhere."""
+        base = f"file:{self.base_path}" if self.is_local else self.base_uri.rstrip("/")
         return f"{base}/{relative}" if relative else base
 
     def relative_of(self, location: str) -> str:
         """The inverse of uri_of, also accepting the 'file:' form Hadoop paths take."""
-        for prefix in (self.uri_of(""), f"file:{self.base_path}", self.base_path):
+        prefixes = (self.uri_of(""), self.base_uri.rstrip("/"), f"file://{self.base_path}")
+        for prefix in (*prefixes, self.base_path):
             if location.startswith(prefix + "/"):
                 return location[len(prefix) + 1 :]
         raise ValueError(f"{location} is not under the table at {self.base_uri}")

@@ -31,6 +31,7 @@ AUTOMATIC = ConfigOption(
 BEYOND_SAVEPOINT = ConfigOption(
     "hoodie.archive.beyond.savepoint",
     False,
-    "Archive commits past the earliest savepoint (the savepoints themselves stay).",
+    "Archive commits past the earliest savepoint, savepointed ones too (the savepoints "
+    "themselves stay, pinning their files against the cleaner).",
     parse=parse_bool,
 )

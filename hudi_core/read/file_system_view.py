@@ -29,8 +29,7 @@ class FileSystemView:
         self.as_of = as_of
         writes = [i for i in timeline.completed_writes() if as_of is None or i.timestamp <= as_of]
         self.visible_instants = {i.timestamp for i in writes}
-        all_writes = timeline.completed_writes()
-        self.timeline_start = all_writes[0].timestamp if all_writes else None
+        self.timeline_start = timeline.timeline_start()
         self.pending_instants = {i.timestamp for i in timeline.pending()}
         self.replaced = set()
         for instant in writes:

@@ -47,7 +47,7 @@ class InstantFilter:
 
     completed: frozenset[str]
     pending: frozenset[str]
-    first_completed: str | None
+    timeline_start: str | None
     as_of: str | None = None
     begin: str | None = None  # exclusive; incremental reads only
 
@@ -55,7 +55,7 @@ class InstantFilter:
     def of(cls, timeline: ActiveTimeline, as_of: str | None = None) -> InstantFilter:
         completed = [i.timestamp for i in timeline.completed_writes()]
         pending = frozenset(i.timestamp for i in timeline.pending())
-        return cls(frozenset(completed), pending, min(completed, default=None), as_of)
+        return cls(frozenset(completed), pending, timeline.timeline_start(), as_of)
 
     def accepts(self, instant: str | None) -> bool:
         if instant is None:
@@ -66,9 +66,9 @@ class InstantFilter:
             return False
         if instant in self.completed:
             return True
-        if instant in self.pending or self.first_completed is None:
+        if instant in self.pending or self.timeline_start is None:
             return False
-        return instant < self.first_completed  # older than the active timeline: archived
+        return instant < self.timeline_start  # older than the active timeline: archived
 
 
 @dataclass

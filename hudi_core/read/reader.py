@@ -127,7 +127,7 @@ class TableReader:
         # a change is reported even if an older write with a larger ordering value outranks it.
         of_range = InstantFilter.of(timeline, end)
         instants = InstantFilter(
-            of_range.completed, of_range.pending, of_range.first_completed, end, begin
+            of_range.completed, of_range.pending, of_range.timeline_start, end, begin
         )
         query = _Query(slices, instants, read_optimized=False, changelog=changelog)
         if self.config.populate_meta_fields:

@@ -27,6 +27,7 @@ from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.read.file_system_view import file_groups_on_storage
 from hudi_core.services.heartbeat import Liveness, claim_attempt
 from hudi_core.services.retention import last_clean_retained
+from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.archived_timeline import (
@@ -68,6 +69,7 @@ class Archiver:
         min_keep, max_keep = _checked_bounds(opts)
         with claim_attempt(self.storage, _ARCHIVAL_CLAIM, Liveness.from_options(opts), "archival"):
             timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+            require_no_restore_in_progress(timeline, "archive")
             chosen = self._commits_to_archive(timeline, opts, min_keep, max_keep)
             for action in (CLEAN, ROLLBACK):
                 chosen += _oldest_beyond(timeline.completed([action]), min_keep, max_keep)
@@ -94,10 +96,10 @@ class Archiver:
             (b for b in self._bounds(timeline, opts) if b is not None),
             default=None,
         )
+        # Beyond savepoints, savepointed commits go too (their savepoints stay and keep
+        # pinning files): Apache Hudi keeps them, leaving a hole hudi-rs reads wrongly (it
+        # takes the earliest active commit as the timeline's start).
         eligible = [c for c in commits if stop is None or c.timestamp < stop]
-        if opts.get_option(A.BEYOND_SAVEPOINT):
-            pinned = {s.timestamp for s in timeline.savepoints()}
-            eligible = [c for c in eligible if c.timestamp not in pinned]
         return eligible[: len(commits) - min_keep]
 
     def _bounds(self, timeline: ActiveTimeline, opts: Options) -> list[str | None]:

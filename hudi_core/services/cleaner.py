@@ -29,6 +29,7 @@ from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
 from hudi_core.services.retention import savepointed_files
 from hudi_core.services.rollback import roll_back_dead_writes
+from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import CLEAN, COMPACTION, REPLACE_COMMIT, WRITE_ACTIONS
@@ -115,6 +116,7 @@ class Cleaner:
         opts = Options(self.config.properties, self.options, options)
         liveness = Liveness.from_options(opts)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+        require_no_restore_in_progress(timeline, "clean")
         if opts.get_option(CL.FAILED_WRITES_POLICY) == "LAZY":
             timeline, _ = roll_back_dead_writes(self.storage, timeline, liveness)
         for pending in timeline.pending([CLEAN]):

@@ -69,6 +69,17 @@ class ActiveTimeline:
             if not i.is_completed and (wanted is None or i.action in wanted)
         ]
 
+    def timeline_start(self) -> str | None:
+        """Where the active timeline begins: files of older instants not pending were
+        archived, so they count as committed. As in Apache Hudi, the first completed write
+        that is not savepointed: savepointed commits kept active while later ones were
+        archived (hoodie.archive.beyond.savepoint) would otherwise hide those later ones.
+        When every active write is savepointed (a restore leaves just that), the last one."""
+        savepointed = {s.timestamp for s in self.savepoints()}
+        writes = [w.timestamp for w in self.completed_writes()]
+        unpinned = [w for w in writes if w not in savepointed]
+        return unpinned[0] if unpinned else (writes[-1] if writes else None)
+
     def last_completed_write(self) -> Instant | None:
         writes = self.completed_writes()
         return writes[-1] if writes else None

@@ -4,6 +4,7 @@ the active timeline, where they go, and that reads (ours and hudi-rs's) do not c
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -199,10 +200,10 @@ def test_archival_stops_at_the_first_savepoint_unless_told_to_go_beyond(tmp_path
     before = {None: table.read(), commits[1]: table.read(as_of=commits[1])}
 
     assert _times(table.archive()) == commits[:1]
-    # Beyond the savepoint: the savepointed commit itself stays, min commits stay active.
-    assert _times(table.archive({"hoodie.archive.beyond.savepoint": True})) == commits[2:6]
+    # Beyond the savepoint: the savepointed commit goes too (its savepoint stays).
+    assert _times(table.archive({"hoodie.archive.beyond.savepoint": True})) == commits[1:5]
 
-    assert _active_commits(table) == [commits[1], *commits[-2:]]
+    assert _active_commits(table) == commits[-3:]
     assert [i.timestamp for i in table.timeline() if i.action == "savepoint"] == [commits[1]]
     _assert_reads_unchanged(table, path, before)
 
@@ -350,3 +351,35 @@ def test_automatic_archival_runs_after_each_write(tmp_path):
     assert _times(table.timeline(archived=True)) == commits
     assert archive_files(table.storage, FOLDER)
     oracle.assert_same_table(table.read(), oracle.snapshot(path))
+
+
+def test_archiving_beyond_a_savepoint_leaves_no_hole_in_the_timeline(tmp_path):
+    """A commit archived after a savepointed one must still count as committed, in our
+    reader and in hudi-rs (which starts the timeline at the earliest active commit)."""
+    path, table = _create(tmp_path, BOUNDS)
+    commits = [_upsert(table, 1), _upsert(table, 2)]
+    table.savepoint(commits[1])
+    commits.append(_upsert(table, 3, city="elsewhere"))  # the only commit of its partition
+    commits += [_upsert(table, seed) for seed in range(4, 10)]
+    before = {None: table.read(), commits[1]: table.read(as_of=commits[1])}
+
+    table.archive({"hoodie.archive.beyond.savepoint": True})
+
+    assert commits[2] not in _active_commits(table)
+    assert "elsewhere" in table.read().column("city").to_pylist()
+    _assert_reads_unchanged(table, path, before)
+
+
+def test_a_hole_apache_hudi_leaves_after_a_kept_savepoint_reads_as_committed(tmp_path):
+    """Apache Hudi's archiver keeps savepointed commits active while archiving later ones;
+    files of those later commits count as committed (its first non-savepoint commit rule)."""
+    path, table = _create(tmp_path, BOUNDS)
+    commits = [_upsert(table, 1), _upsert(table, 2, city="elsewhere")]
+    table.savepoint(commits[0])
+    commits += [_upsert(table, seed) for seed in range(3, 6)]
+    before = table.read()
+    for name in os.listdir(f"{path}/.hoodie"):  # what Java's archival of commits[1] leaves
+        if name.startswith(commits[1]) and "savepoint" not in name:
+            os.remove(f"{path}/.hoodie/{name}")
+
+    oracle.assert_same_table(table.read(), before, "the commit behind the hole still counts")

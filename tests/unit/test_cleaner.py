@@ -378,8 +378,9 @@ def _assert_record_of(path: str, name: str, record: str) -> None:
 
 
 def _relative(path: str, file_path: str) -> str:
-    """A fully qualified plan path (`file:/...` as Hadoop writes it, or absolute) relative to
+    """A fully qualified plan path (`file:/...`, as Hadoop prints local paths) relative to
     the table; fails for anything not under it."""
+    assert file_path.startswith("file:/"), file_path
     local = file_path.removeprefix("file:")
     assert os.path.isabs(local), file_path
     return str(Path(local).relative_to(path))

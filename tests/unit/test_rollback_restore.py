@@ -759,6 +759,10 @@ def test_a_restore_killed_midway_blocks_writes_until_it_is_run_again(tmp_path, w
         model.table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": 1})
     with pytest.raises(HudiError, match="restore .* in progress"):
         model.table.compaction.run()  # it would build on deltacommits about to go
+    with pytest.raises(HudiError, match="restore .* in progress"):
+        model.table.clean()
+    with pytest.raises(HudiError, match="restore .* in progress"):
+        model.table.archive()
 
     assert model.table.restore(savepoint) == restoring.timestamp
 

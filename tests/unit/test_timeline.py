@@ -87,3 +87,23 @@ def test_instant_times_strictly_increase_even_when_the_clock_does_not():
 def test_many_instant_times_in_a_row_are_distinct():
     times = [new_instant_time(None, table_key="t2") for _ in range(200)]
     assert times == sorted(set(times))
+
+
+@pytest.mark.parametrize(
+    ("savepointed", "start"),
+    [
+        ((), "20240101000000001"),  # the first completed write
+        (("20240101000000001",), "20240101000000003"),  # savepointed commits do not count
+        (("20240101000000001", "20240101000000003"), "20240101000000003"),  # all: the last
+    ],
+)
+def test_the_timeline_starts_at_the_first_write_not_savepointed(tmp_path, savepointed, start):
+    done = State.COMPLETED
+    instants = [
+        Instant("20240101000000001", "commit", done),
+        Instant("20240101000000002", "commit", State.INFLIGHT),
+        Instant("20240101000000003", "commit", done),
+        Instant("20240101000000004", "clean", done),
+        *(Instant(t, "savepoint", done) for t in savepointed),
+    ]
+    assert ActiveTimeline(Storage(str(tmp_path)), instants).timeline_start() == start
