@@ -112,7 +112,8 @@ class SliceMerger:
         if file_slice.base_file is None:
             return None
         path = self.storage.full_path(file_slice.base_file.path)
-        rows = pq.read_table(path, filesystem=self.storage.fs)
+        parquet = pq.ParquetFile(path, filesystem=self.storage.fs)
+        rows = parquet.read(columns=self._columns_in(parquet))
         return self._keyed(self._filtered(cast_batch_to_schema(rows, self.schema)))
 
     def _base_batches(self, file_slice: FileSlice) -> Iterator[pa.Table]:
@@ -122,9 +123,15 @@ class SliceMerger:
         with self.storage.fs.open_input_file(path) as source:
             # buffered streaming: a row group is read page by page, not all at once
             parquet = pq.ParquetFile(source, buffer_size=_READ_BUFFER, pre_buffer=False)
-            for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS):
+            columns = self._columns_in(parquet)
+            for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS, columns=columns):
                 rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
                 yield self._keyed(self._filtered(rows))
+
+    def _columns_in(self, parquet: pq.ParquetFile) -> list[str]:
+        """The schema's columns the file has (others come back null; any more are not read)."""
+        present = set(parquet.schema_arrow.names)
+        return [name for name in self.schema.names if name in present]
 
     def _keyed(self, rows: pa.Table) -> pa.Table:
         """Rows of a table without stored keys get theirs from the key generator, as Apache

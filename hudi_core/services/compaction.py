@@ -44,7 +44,7 @@ from hudi_core.model.file_group import FileSlice
 from hudi_core.read.file_system_view import FileSystemView, pending_clustering_file_groups
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
-from hudi_core.schema.meta_fields import RECORD_KEY_FIELD
+from hudi_core.schema.meta_fields import FILE_NAME_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.compaction_strategy import Candidate, select
 from hudi_core.services.compaction_trigger import compaction_due
@@ -281,7 +281,7 @@ class CompactTask:
         scanned = time.monotonic()
         merger = SliceMerger(
             storage,
-            settings.file_schema,
+            _merged_schema(settings),
             settings.merger,
             self.memory_budget,
             self.spill_path,
@@ -346,6 +346,15 @@ class CompactTask:
             return None, None
         inserted = merger.counts.inserts
         return resumed, rows.column(RECORD_KEY_FIELD).slice(rows.num_rows - inserted)
+
+
+def _merged_schema(settings: WriteSettings) -> pa.Schema:
+    """What a compaction merges: the file schema but for the partition path and file name,
+    which the new file sets anew (as_rows_of) and which are costly to carry as strings."""
+    schema = settings.file_schema
+    for name in (PARTITION_PATH_FIELD, FILE_NAME_FIELD):
+        schema = schema.remove(schema.get_field_index(name))
+    return schema
 
 
 def _is_completed(timeline: ActiveTimeline, instant_time: str) -> bool:
