@@ -31,16 +31,23 @@ from hudi_core.engine import LocalEngine  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def new_table(path: Path, table_type: str, options: dict) -> HudiTable:
+def new_table(
+    path: Path,
+    table_type: str,
+    options: dict,
+    partition_fields: tuple[str, ...] = ("city",),
+    engine: LocalEngine | None = None,
+) -> HudiTable:
     shutil.rmtree(path, ignore_errors=True)
     return HudiTable.create(
         str(path),
         name="trips",
         table_type=table_type,
         record_key_fields=["uuid"],
-        partition_fields=["city"],
+        partition_fields=list(partition_fields),
         precombine_field="ts",
         options=options,
+        engine=engine,
     )
 
 

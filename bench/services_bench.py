@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cow_write_bench import best_of, timed, trips, updates_of  # noqa: E402
+from mor_bench import new_table  # noqa: E402
 
 from hudi_core import HudiTable  # noqa: E402
 from hudi_core.engine import LocalEngine  # noqa: E402
@@ -32,17 +33,9 @@ ONE_FILE_GROUP = {
 }
 
 
-def new_table(path: Path, table_type: str, options: dict) -> HudiTable:
-    shutil.rmtree(path, ignore_errors=True)
-    return HudiTable.create(
-        str(path),
-        name="trips",
-        table_type=table_type,
-        record_key_fields=["uuid"],
-        precombine_field="ts",
-        options=options,
-        engine=LocalEngine(1),  # one task: one file group
-    )
+def one_group_table(path: Path, table_type: str, options: dict) -> HudiTable:
+    """Non-partitioned, written by one task: a bulk_insert makes one file group."""
+    return new_table(path, table_type, options, partition_fields=(), engine=LocalEngine(1))
 
 
 def compaction_ratio(work: Path, rows: int, repeat: int) -> None:
@@ -52,7 +45,7 @@ def compaction_ratio(work: Path, rows: int, repeat: int) -> None:
     holder: dict = {}
 
     def setup() -> None:
-        table = new_table(work / "mor", "MERGE_ON_READ", ONE_FILE_GROUP)
+        table = one_group_table(work / "mor", "MERGE_ON_READ", ONE_FILE_GROUP)
         table.write(data, operation="bulk_insert")
         table.write(updates.slice(0, half))  # two delta commits: two log files
         table.write(updates.slice(half))
@@ -89,7 +82,7 @@ def timeline_load(work: Path, commits: int, repeat: int) -> None:
         "hoodie.keep.max.commits": "30",
         "hoodie.cleaner.commits.retained": "10",
     }
-    table = new_table(work / "timeline", "COPY_ON_WRITE", options)
+    table = one_group_table(work / "timeline", "COPY_ON_WRITE", options)
     batch = trips(10, seed=3)
     write_time = timed(lambda: [table.write(batch) for _ in range(commits)])
     storage = table.storage

@@ -28,6 +28,7 @@ from hudi_core.read.file_system_view import file_groups_on_storage
 from hudi_core.services.heartbeat import Liveness, claim_attempt
 from hudi_core.services.retention import last_clean_retained
 from hudi_core.services.savepoint import require_no_restore_in_progress
+from hudi_core.services.table_service import TableService
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.archived_timeline import (
@@ -52,23 +53,21 @@ _ARCHIVAL_CLAIM = "archival"  # one archival of a table at a time
 _JSON_CONTENT = (COMMIT, DELTA_COMMIT)
 
 
-class Archiver:
+class Archiver(TableService):
     """`HudiTable.archive`: moves old instants to the archived timeline."""
 
     def __init__(
         self, storage: Storage, config: TableConfig, options: Mapping[str, Any] | None = None
     ) -> None:
-        self.storage = storage
-        self.config = config
-        self.options = dict(options or {})
+        super().__init__(storage, config, options)
         self.folder = archive_folder_path(config.options.get_option(T.ARCHIVELOG_FOLDER))
 
     def archive(self, options: Mapping[str, Any] | None = None) -> list[Instant]:
         """Archives what the bounds allow; returns the archived instants (completed state)."""
-        opts = Options(self.config.properties, self.options, options)
+        opts = self._options(options)
         min_keep, max_keep = _checked_bounds(opts)
         with claim_attempt(self.storage, _ARCHIVAL_CLAIM, Liveness.from_options(opts), "archival"):
-            timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+            timeline = self._timeline()
             require_no_restore_in_progress(timeline, "archive")
             chosen = self._commits_to_archive(timeline, opts, min_keep, max_keep)
             for action in (CLEAN, ROLLBACK):
@@ -156,7 +155,7 @@ class Archiver:
             key = (instant.timestamp, _family(instant))
             if key not in latest or instant.state.rank > latest[key].state.rank:
                 latest[key] = instant
-        active = ActiveTimeline.load(self.storage, self.config.timeline_timezone).instants
+        active = self._timeline().instants
         for instant in active:
             latest[(instant.timestamp, _family(instant))] = instant
         return sorted(latest.values())

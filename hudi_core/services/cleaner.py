@@ -21,7 +21,6 @@ from typing import Any
 
 from hudi_core.config import cleaner_options as CL
 from hudi_core.config.option import Options
-from hudi_core.config.table_config import TableConfig
 from hudi_core.errors import ConcurrentServiceError, TimelineError
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileGroup, FileSlice
@@ -30,6 +29,7 @@ from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attemp
 from hudi_core.services.retention import savepointed_files
 from hudi_core.services.rollback import roll_back_dead_writes
 from hudi_core.services.savepoint import require_no_restore_in_progress
+from hudi_core.services.table_service import TableService
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import CLEAN, COMPACTION, REPLACE_COMMIT, WRITE_ACTIONS
@@ -100,22 +100,15 @@ class CleanPlan:
         )
 
 
-class Cleaner:
+class Cleaner(TableService):
     """`HudiTable.clean`: plans and runs cleans of one table."""
-
-    def __init__(
-        self, storage: Storage, config: TableConfig, options: Mapping[str, Any] | None = None
-    ) -> None:
-        self.storage = storage
-        self.config = config
-        self.options = dict(options or {})
 
     def clean(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Finishes any clean cut off earlier, then plans and runs a new one if there is
         something to delete; returns the new clean's instant time, or None."""
-        opts = Options(self.config.properties, self.options, options)
+        opts = self._options(options)
         liveness = Liveness.from_options(opts)
-        timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+        timeline = self._timeline()
         require_no_restore_in_progress(timeline, "clean")
         if opts.get_option(CL.FAILED_WRITES_POLICY) == "LAZY":
             timeline, _ = roll_back_dead_writes(self.storage, timeline, liveness)
@@ -128,10 +121,10 @@ class Cleaner:
 
     def schedule(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Writes a clean plan if the trigger is met and some file may go; its instant time."""
-        return self._schedule(Options(self.config.properties, self.options, options))
+        return self._schedule(self._options(options))
 
     def _schedule(self, opts: Options) -> str | None:
-        timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+        timeline = self._timeline()
         if not _clean_due(timeline, opts):
             return None
         plan = plan_clean(self.storage, timeline, opts)
@@ -144,7 +137,7 @@ class Cleaner:
 
     def _execute(self, instant_time: str, liveness: Liveness) -> None:
         with claim_attempt(self.storage, instant_time, liveness, "clean"):
-            timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+            timeline = self._timeline()
             current = timeline.find(instant_time)
             if current is None or current.is_completed:
                 return

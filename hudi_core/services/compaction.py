@@ -51,6 +51,7 @@ from hudi_core.services.compaction_trigger import compaction_due
 from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
 from hudi_core.services.rollback import roll_back_dead_writes, rollback_instant
 from hudi_core.services.savepoint import require_no_restore_in_progress
+from hudi_core.services.table_service import TableService
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant, State
@@ -64,7 +65,7 @@ COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
 _LOG = logging.getLogger(__name__)
 
 
-class Compactor:
+class Compactor(TableService):
     """`HudiTable.compaction`: schedule and run compactions of one merge-on-read table."""
 
     def __init__(
@@ -74,16 +75,8 @@ class Compactor:
         engine: EngineContext,
         options: Mapping[str, Any] | None = None,
     ) -> None:
-        self.storage = storage
-        self.config = config
-        self.engine = engine
-        self.options = dict(options or {})
-
-    def _options(self, options: Mapping[str, Any] | None) -> Options:
-        return Options(self.config.properties, self.options, options)
-
-    def _timeline(self) -> ActiveTimeline:
-        return ActiveTimeline.load(self.storage, self.config.timeline_timezone)
+        super().__init__(storage, config, options)
+        self.engine = engine  # runs a task per planned file slice
 
     def pending(self) -> list[str]:
         """Instant times of the planned compactions not yet completed, oldest first."""

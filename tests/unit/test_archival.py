@@ -22,8 +22,9 @@ from hudi_core.timeline.archived_timeline import (
     read_archived_instants,
 )
 from hudi_core.timeline.avro_metadata import schema_of
-from tests import datagen, oracle
+from tests import datagen
 from tests.killed_writer import kill_during_write
+from tests.tables import create_trips_table, oracle
 
 CITY = "san_francisco"
 KEYS = list(range(0, 80, 4))  # the killed writer puts these in CITY too
@@ -43,17 +44,7 @@ NOT_BY_DELTA_COMMITS = {"hoodie.compact.inline.trigger.strategy": "TIME_ELAPSED"
 
 
 def _create(tmp_path: Path, options: dict, table_type: str = "COPY_ON_WRITE"):
-    path = str(tmp_path / "trips")
-    table = HudiTable.create(
-        path,
-        "trips",
-        table_type=table_type,
-        record_key_fields=["uuid"],
-        partition_fields=["city"],
-        precombine_field="ts",
-        options=options,
-    )
-    return path, table
+    return create_trips_table(tmp_path, table_type, options)
 
 
 def _upsert(table: HudiTable, seed: int, keys: list[int] = KEYS, city: str = CITY) -> str:

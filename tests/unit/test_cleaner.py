@@ -25,8 +25,9 @@ from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.services import cleaner
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
 from hudi_core.timeline.instant_time import parse_instant_time
-from tests import datagen, oracle
+from tests import datagen
 from tests.killed_writer import ROOT, kill_during_write
+from tests.tables import create_trips_table, oracle
 
 # Keys that datagen (and the killed writer) put in one partition: one small file group there.
 CITY = "san_francisco"
@@ -47,17 +48,7 @@ FAST_HEARTBEAT = {
 
 
 def _create(tmp_path: Path, options: dict, table_type: str = "COPY_ON_WRITE"):
-    path = str(tmp_path / "trips")
-    table = HudiTable.create(
-        path,
-        "trips",
-        table_type=table_type,
-        record_key_fields=["uuid"],
-        partition_fields=["city"],
-        precombine_field="ts",
-        options=options,
-    )
-    return path, table
+    return create_trips_table(tmp_path, table_type, options)
 
 
 def _batch(seed: int, keys: list[int] = KEYS, city: str = CITY) -> pa.Table:

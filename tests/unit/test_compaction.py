@@ -42,6 +42,7 @@ from hudi_core.write import bucket_assigner, client
 from hudi_core.write.append_task import AppendTask
 from tests import datagen, oracle
 from tests.killed_writer import ROOT, kill_during_write
+from tests.tables import create_trips_table, data_files
 
 MB = 1024 * 1024
 KEYS = list(range(40))  # ten keys per city: key k lives in datagen.CITIES[k % 4]
@@ -75,17 +76,7 @@ OPERATION_FIELDS = [
 def _create(
     tmp_path: Path, table_type: str = "MERGE_ON_READ", options: dict | None = None
 ) -> tuple[str, HudiTable]:
-    path = str(tmp_path / "trips")
-    table = HudiTable.create(
-        path,
-        name="trips",
-        table_type=table_type,
-        record_key_fields=["uuid"],
-        partition_fields=["city"],
-        precombine_field="ts",
-        options=options,
-    )
-    return path, table
+    return create_trips_table(tmp_path, table_type, options)
 
 
 def _deltas(table: HudiTable, count: int, start: int = 1) -> None:
@@ -109,17 +100,6 @@ def _planned_partitions(path: str, instant: str) -> list[str]:
 
 def _commit(path: str, instant: str, action: str = "commit") -> dict:
     return json.loads((Path(path) / ".hoodie" / f"{instant}.{action}").read_text())
-
-
-def _data_files(path: str) -> set[str]:
-    root = Path(path)
-    return {
-        str(p.relative_to(root))
-        for p in root.rglob("*")
-        if p.is_file()
-        and ".hoodie" not in p.relative_to(root).parts
-        and not p.name.startswith(".hoodie_partition")
-    }
 
 
 def _all_files(path: str) -> dict[str, int | None]:
@@ -464,7 +444,7 @@ def test_run_merges_logs_into_new_base_files_and_keeps_the_snapshot(tmp_path):
     for operation, keys, seed in _history():
         table.write(datagen.trips(keys, seed=seed, ts=seed), operation=operation)
     planned = table.compaction.schedule()
-    before, files_before = table.read(), _data_files(path)
+    before, files_before = table.read(), data_files(path)
     read_optimized_before = table.read(query_type="read_optimized")
     assert read_optimized_before.num_rows == len(KEYS), "base files still hold deleted keys"
 
@@ -477,7 +457,7 @@ def test_run_merges_logs_into_new_base_files_and_keeps_the_snapshot(tmp_path):
     assert deleted.isdisjoint(read_optimized["uuid"].to_pylist())
     commit = _commit(path, planned)
     stats = [s for group in commit["partitionToWriteStats"].values() for s in group]
-    assert {s["path"] for s in stats} == _data_files(path) - files_before
+    assert {s["path"] for s in stats} == data_files(path) - files_before
     _assert_compaction_commit(path, planned, commit, read_optimized)
     _assert_log_stats(_plan(path, planned), stats)
     hoodie = Path(path) / ".hoodie"
@@ -641,10 +621,10 @@ def test_run_takes_the_oldest_or_newest_pending_plan(tmp_path, order, first):
 
     assert table.compaction.pending() == [plans[1 - first]]
     compacted = {
-        f.split("/")[0] for f in _data_files(path) if f.endswith(f"_{plans[first]}.parquet")
+        f.split("/")[0] for f in data_files(path) if f.endswith(f"_{plans[first]}.parquet")
     }
     assert sorted(compacted) == sorted(_planned_partitions(path, plans[first]))
-    assert not [f for f in _data_files(path) if f.endswith(f"_{plans[1 - first]}.parquet")]
+    assert not [f for f in data_files(path) if f.endswith(f"_{plans[1 - first]}.parquet")]
     # hudi-rs is not compared here: a plan is still pending (no logs on its slices, though).
     oracle.assert_same_table(_without_file_name(table.read()), _without_file_name(before))
 
@@ -764,14 +744,14 @@ def test_compaction_killed_before_its_commit_reads_unchanged_and_is_redone(tmp_p
     path, table = _create(tmp_path)
     _deltas(table, 5)
     planned = table.compaction.schedule()
-    before, files_before = table.read(), _data_files(path)
+    before, files_before = table.read(), data_files(path)
 
     killed = subprocess.run(
         _child(_KILLED_COMPACTION, path=path, options=HEARTBEAT), capture_output=True, timeout=120
     )
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
 
-    partial = _data_files(path) - files_before
+    partial = data_files(path) - files_before
     assert len(partial) == 4 and all(f.endswith(f"_{planned}.parquet") for f in partial)
     assert _states(table)[-1] == ("compaction", "INFLIGHT")
     oracle.assert_same_table(table.read(), before, "ours ignores the partial base files")
@@ -795,7 +775,7 @@ def test_compaction_killed_before_its_commit_reads_unchanged_and_is_redone(tmp_p
     }
     assert deleted == partial
     assert table.compaction.pending() == []
-    assert len(_data_files(path) - files_before) == 4
+    assert len(data_files(path) - files_before) == 4
     _assert_compacted_like_before(path, table, before, "after the retry")
     hoodie = Path(path) / ".hoodie"
     assert not (hoodie / ".temp" / planned).exists()
@@ -806,7 +786,7 @@ def test_failure_inside_a_run_rolls_its_files_back_and_keeps_the_plan(tmp_path, 
     path, table = _create(tmp_path)
     _deltas(table, 5)
     planned = table.compaction.schedule()
-    before, files_before = table.read(), _data_files(path)
+    before, files_before = table.read(), data_files(path)
     original = compaction_service.run_compact_task
 
     def fail_after_writing(task, settings):
@@ -817,7 +797,7 @@ def test_failure_inside_a_run_rolls_its_files_back_and_keeps_the_plan(tmp_path, 
     with pytest.raises(OSError, match="disk gone"):
         table.compaction.run()
 
-    assert _data_files(path) == files_before
+    assert data_files(path) == files_before
     assert table.compaction.pending() == [planned]
     assert [s for a, s in _states(table) if a == "rollback"] == ["COMPLETED"]
     assert not (Path(path) / ".hoodie" / f"{planned}.compaction.inflight").exists()
@@ -840,13 +820,13 @@ def test_second_runner_of_a_running_compaction_is_refused_and_changes_nothing(tm
     try:
         _wait_for(ready, first)
         time.sleep(0.6)  # longer than the window below: only beats keep the attempt alive
-        files = _data_files(path)
+        files = data_files(path)
         window = {**HEARTBEAT, "hoodie.client.heartbeat.tolerable.misses": 5}  # 500 ms
         with pytest.raises(ConcurrentServiceError, match="running in another process"):
             table.compaction.run(options=window)
         with pytest.raises(ConcurrentServiceError):
             table.compaction.run(instant=planned, options=window)
-        assert _data_files(path) == files
+        assert data_files(path) == files
         assert list((Path(path) / ".hoodie" / ".aux" / ".attempts" / planned).iterdir()) == [
             Path(path) / ".hoodie" / ".aux" / ".attempts" / planned / "1"
         ]

@@ -25,6 +25,7 @@ from hudi_core.timeline import ActiveTimeline, State, avro_metadata
 from hudi_core.write import client
 from hudi_core.write.markers import Markers
 from tests import datagen, oracle
+from tests.tables import data_files
 
 ROOT = Path(__file__).resolve().parents[2]
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
@@ -110,18 +111,6 @@ def _table(tmp_path: Path, table_type: str, **options) -> Model:
 # ---- files
 
 
-def _data_files(path: str) -> set[str]:
-    """Relative paths of every base and log file."""
-    root = Path(path)
-    return {
-        str(p.relative_to(root))
-        for p in root.rglob("*")
-        if p.is_file()
-        and ".hoodie" not in p.parts
-        and not p.name.startswith(".hoodie_partition_metadata")
-    }
-
-
 def _timeline_files(path: str) -> set[str]:
     return {p.name for p in (Path(path) / ".hoodie").iterdir() if p.is_file()}
 
@@ -129,7 +118,7 @@ def _timeline_files(path: str) -> set[str]:
 def _files_of(path: str, instant: str) -> set[str]:
     """Base files written at `instant` and log files of slices it started."""
     found = set()
-    for relative in _data_files(path):
+    for relative in data_files(path):
         name = relative.rsplit("/", 1)[-1]
         base, log = BaseFileName.parse(name), LogFileName.parse(name)
         if (base and base.instant_time == instant) or (log and log.base_instant_time == instant):
@@ -223,14 +212,14 @@ def test_rolling_back_the_latest_cow_commit_deletes_its_files_and_reads_as_befor
     model = _table(tmp_path, COW)
     first = model.write(list(range(40)), seed=1, operation="bulk_insert")
     second = model.write(list(range(0, 40, 3)) + [100, 101], seed=2)
-    before, files_before = model.snapshot(), _data_files(model.path)
+    before, files_before = model.snapshot(), data_files(model.path)
     latest = model.write(list(range(0, 40, 4)) + [200, 201, 202, 203], seed=3, operation=operation)
-    written = _data_files(model.path) - files_before
+    written = data_files(model.path) - files_before
     assert written and written == _files_of(model.path, latest)
 
     rollback = model.table.rollback(latest)
 
-    assert _data_files(model.path) == files_before
+    assert data_files(model.path) == files_before
     model.rows = before
     model.check("after the rollback")
     assert not {f for f in _timeline_files(model.path) if f.startswith(latest)}
@@ -278,7 +267,7 @@ def test_rolling_back_a_mor_deltacommit_cancels_its_log_blocks_with_rollback_blo
     model = _table(tmp_path, MOR)
     model.write(list(range(40)), seed=1, operation="bulk_insert")
     model.write(list(range(0, 40, 3)), seed=2)
-    before, files_before = model.snapshot(), _data_files(model.path)
+    before, files_before = model.snapshot(), data_files(model.path)
     latest = model.write(list(range(0, 40, 4)) + [300, 301], seed=3)
     appended = _log_paths_of(model.path, latest)
     created = _files_of(model.path, latest)
@@ -288,12 +277,12 @@ def test_rolling_back_a_mor_deltacommit_cancels_its_log_blocks_with_rollback_blo
 
     for log_path in appended:
         cancel = _next_log_version(log_path)
-        assert cancel in _data_files(model.path), f"no rollback block after {log_path}"
+        assert cancel in data_files(model.path), f"no rollback block after {log_path}"
         blocks = _blocks(model.path, cancel)
         assert len(blocks) == 1 and _is_rollback_of(blocks[0], rollback, latest)
     # What stays: the files before, the cancelled logs, and one rollback log after each.
     cancels = {_next_log_version(p) for p in appended}
-    assert _data_files(model.path) == files_before | set(appended) | cancels
+    assert data_files(model.path) == files_before | set(appended) | cancels
     model.rows = before
     model.check("after the deltacommit's rollback")
     metadata = _avro(model.path, f"{rollback}.rollback")
@@ -325,7 +314,7 @@ def test_rolling_back_a_completed_compaction_drops_its_base_files_and_plan(tmp_p
     model = _table(tmp_path, MOR)
     model.write(list(range(40)), seed=1, operation="bulk_insert")
     model.write(list(range(0, 40, 3)), seed=2)
-    files_before = _data_files(model.path)
+    files_before = data_files(model.path)
     compaction = model.table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": 1})
     assert compaction is not None
     model.table.compaction.run(compaction)
@@ -333,7 +322,7 @@ def test_rolling_back_a_completed_compaction_drops_its_base_files_and_plan(tmp_p
 
     rollback = model.table.rollback(compaction)
 
-    assert _data_files(model.path) == files_before
+    assert data_files(model.path) == files_before
     assert not {f for f in _timeline_files(model.path) if f.startswith(compaction)}
     assert model.table.compaction.pending() == []
     model.check("after the compaction's rollback")
@@ -381,10 +370,10 @@ class _unchanged:
         self.model = model
 
     def __enter__(self) -> None:
-        self.state = (_timeline_files(self.model.path), _data_files(self.model.path))
+        self.state = (_timeline_files(self.model.path), data_files(self.model.path))
 
     def __exit__(self, *exc) -> None:
-        after = (_timeline_files(self.model.path), _data_files(self.model.path))
+        after = (_timeline_files(self.model.path), data_files(self.model.path))
         assert after == self.state
         self.model.check("after the refused rollback")
 
@@ -399,7 +388,7 @@ def test_a_rollback_killed_after_unpublishing_is_finished_later(tmp_path, table_
     model = _table(tmp_path, table_type)
     model.write(list(range(40)), seed=1, operation="bulk_insert")
     model.write(list(range(0, 40, 3)), seed=2)
-    before, files_before = model.snapshot(), _data_files(model.path)
+    before, files_before = model.snapshot(), data_files(model.path)
     latest = model.write(list(range(0, 40, 5)) + [400], seed=3)
     appended = _log_paths_of(model.path, latest) if table_type == MOR else []
 
@@ -422,7 +411,7 @@ def test_a_rollback_killed_after_unpublishing_is_finished_later(tmp_path, table_
     assert all(i.is_completed for i in model.table.timeline())
     assert not _files_of(model.path, latest)
     assert not {f for f in _timeline_files(model.path) if f.startswith(latest)}
-    assert _data_files(model.path) >= files_before
+    assert data_files(model.path) >= files_before
     for log_path in appended:
         assert _cancelled(model.path, log_path, latest), log_path
     model.check(f"after the {finisher}")
@@ -483,7 +472,7 @@ def test_a_savepoint_records_the_latest_files_as_of_its_commit(tmp_path):
     assert started_ms <= metadata["savepointedAt"] <= ended_ms
     assert metadata["comments"] == "before the backfill"
     partitions = metadata["partitionMetadata"]
-    assert set(partitions) == {f.split("/")[0] for f in _data_files(model.path)}
+    assert set(partitions) == {f.split("/")[0] for f in data_files(model.path)}
     for partition, entry in partitions.items():
         assert entry["partitionPath"] == partition
         assert sorted(entry["savepointDataFile"]) == _latest_base_files(
@@ -495,7 +484,7 @@ def _latest_base_files(path: str, partition: str, as_of: str) -> list[str]:
     """Per file group, the name of its newest base file written at or before `as_of`."""
     newest: dict[str, BaseFileName] = {}
     names: dict[str, str] = {}
-    for relative in _data_files(path):
+    for relative in data_files(path):
         folder, _, name = relative.rpartition("/")
         base = BaseFileName.parse(name)
         if folder != partition or base is None or base.instant_time > as_of:
@@ -594,7 +583,7 @@ class Scenario:
         self.savepoint = m.write([1, 3, 5], seed=3, operation="delete")
         m.table.savepoint(self.savepoint)
         self.at_savepoint = m.snapshot()
-        self.files_at_savepoint = _data_files(m.path)
+        self.files_at_savepoint = data_files(m.path)
         deltas = [m.write(list(range(0, 80, 5)) + [102], seed=4)]
         deltas.append(m.write([7, 9, 11], seed=5, operation="delete"))
         overwrite = m.write(
@@ -651,7 +640,7 @@ def _failed_write(table: HudiTable, keys: list[int], seed: int) -> str:
 def test_restore_reads_as_the_savepoint_and_leaves_only_the_restore_instant(tmp_path):
     scenario = Scenario(tmp_path)
     model, savepoint = scenario.model, scenario.savepoint
-    files_before = _data_files(model.path)
+    files_before = data_files(model.path)
 
     restore = model.table.restore(savepoint)
 
@@ -663,8 +652,8 @@ def test_restore_reads_as_the_savepoint_and_leaves_only_the_restore_instant(tmp_
     assert ours[-1] == savepoint
     for slice_start in (scenario.compacted, scenario.pending):
         assert not _files_of(model.path, slice_start), "a rolled-back slice's file remains"
-    assert _data_files(model.path) - files_before, "rollback blocks should have been appended"
-    assert scenario.files_at_savepoint <= _data_files(model.path)
+    assert data_files(model.path) - files_before, "rollback blocks should have been appended"
+    assert scenario.files_at_savepoint <= data_files(model.path)
 
     latest = model.write(list(range(0, 80, 6)) + [600], seed=9)
     model.write([600, 601], seed=10, operation="delete")
@@ -699,14 +688,14 @@ def test_restore_of_a_cow_table_undoes_upserts_deletes_and_an_overwrite(tmp_path
     model.write(list(range(40)), seed=1, operation="bulk_insert")
     savepoint = model.write(list(range(0, 40, 3)), seed=2)
     model.table.savepoint(savepoint)
-    at_savepoint, files_at_savepoint = model.snapshot(), _data_files(model.path)
+    at_savepoint, files_at_savepoint = model.snapshot(), data_files(model.path)
     model.write(list(range(0, 40, 2)) + [90], seed=3)
     model.write([4, 5, 6], seed=4, operation="delete")
     model.write([300, 304], seed=5, operation="insert_overwrite", cities=["chennai"])
 
     restore = model.table.restore(savepoint)
 
-    assert _data_files(model.path) == files_at_savepoint
+    assert data_files(model.path) == files_at_savepoint
     model.rows = at_savepoint
     model.check("after the restore")
     assert f"{restore}.restore" in _timeline_files(model.path)
@@ -802,7 +791,7 @@ def _logs_with_blocks_of(path: str, instants: set[str]) -> set[str]:
     """Log files holding data or delete blocks of `instants`, each cancelled by a rollback
     block in a later version of the same log."""
     found = set()
-    for relative in sorted(_data_files(path)):
+    for relative in sorted(data_files(path)):
         log = LogFileName.parse(_name(relative))
         if log is None:
             continue
