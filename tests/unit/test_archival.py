@@ -22,9 +22,9 @@ from hudi_core.timeline.archived_timeline import (
     read_archived_instants,
 )
 from hudi_core.timeline.avro_metadata import schema_of
-from tests import datagen
+from tests import datagen, oracle
 from tests.killed_writer import kill_during_write
-from tests.tables import create_trips_table, oracle
+from tests.tables import create_trips_table
 
 CITY = "san_francisco"
 KEYS = list(range(0, 80, 4))  # the killed writer puts these in CITY too

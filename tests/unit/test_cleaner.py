@@ -25,9 +25,9 @@ from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.services import cleaner
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
 from hudi_core.timeline.instant_time import parse_instant_time
-from tests import datagen
+from tests import datagen, oracle
 from tests.killed_writer import ROOT, kill_during_write
-from tests.tables import create_trips_table, oracle
+from tests.tables import create_trips_table
 
 # Keys that datagen (and the killed writer) put in one partition: one small file group there.
 CITY = "san_francisco"
