@@ -1,5 +1,6 @@
-"""The demo: a partitioned copy-on-write table written in a few commits, read by us and by
-Apache Hudi's own reader (the `hudi` package), which must agree.
+"""The demo: a partitioned table written in a few commits, read by us and by Apache Hudi's own
+reader (the `hudi` package), which must agree; then its table services run (compaction on
+merge-on-read, cleaning) and the two readers must still agree.
 
     ./run.sh demo [--path DIR] [--table-type MERGE_ON_READ]
 """
@@ -73,9 +74,7 @@ def main() -> None:
     table.write(trips([30, 33], fare=99.0, ts=3), operation="insert_overwrite")
 
     print(f"table at {path}")
-    for instant in table.timeline():
-        print(f"  {instant.timestamp}  {instant.action:<14} {instant.state.value}")
-
+    print_timeline(table)
     checks = {
         "snapshot": (table.read(), hudi_rs_read(path)),
         f"time travel to {second}": (
@@ -94,11 +93,36 @@ def main() -> None:
         ),
     }
     for name, (ours, theirs) in checks.items():
-        show(name, ours)
-        agree = same_rows(ours, theirs)
-        print(f"-> the hudi package (Apache Hudi's reader) returns the same rows: {agree}")
-        if not agree:
-            raise SystemExit(f"{name}: hudi-rs disagrees")
+        compare(name, ours, theirs)
+
+    run_services(table)
+    print_timeline(table)
+    compare("snapshot after the table services", table.read(), hudi_rs_read(path))
+
+
+def run_services(table: HudiTable) -> None:
+    """What the Airflow DAGs schedule as tasks of their own: compaction, then cleaning."""
+    options = {
+        "hoodie.compact.inline.max.delta.commits": "2",
+        "hoodie.cleaner.commits.retained": "2",
+    }
+    if table.table_type == "MERGE_ON_READ":
+        planned = table.compaction.schedule(options)
+        print(f"\ncompaction planned at {planned}, run: {table.compaction.run(planned)}")
+    print(f"clean: {table.clean(options)}")
+
+
+def print_timeline(table: HudiTable) -> None:
+    for instant in table.timeline():
+        print(f"  {instant.timestamp}  {instant.action:<14} {instant.state.value}")
+
+
+def compare(name: str, ours: pa.Table, theirs: pa.Table) -> None:
+    show(name, ours)
+    agree = same_rows(ours, theirs)
+    print(f"-> the hudi package (Apache Hudi's reader) returns the same rows: {agree}")
+    if not agree:
+        raise SystemExit(f"{name}: hudi-rs disagrees")
 
 
 if __name__ == "__main__":

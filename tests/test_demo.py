@@ -22,5 +22,8 @@ def test_demo_writes_a_table_that_hudi_rs_reads_like_we_do(tmp_path, table_type)
         cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.count("returns the same rows: True") == 3
+    assert result.stdout.count("returns the same rows: True") == 4
     assert "replacecommit" in result.stdout
+    assert "clean          COMPLETED" in result.stdout
+    if table_type == "MERGE_ON_READ":
+        assert "commit         COMPLETED" in result.stdout  # the compaction
