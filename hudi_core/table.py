@@ -124,11 +124,15 @@ class HudiTable:
         data: Any,
         operation: str = "upsert",
         options: Mapping[str, Any] | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
     ) -> str | None:
-        """Writes a batch (Arrow table or batch, pandas DataFrame); returns the instant time."""
+        """Writes a batch (Arrow table or batch, pandas DataFrame); returns the instant time.
+
+        `extra_metadata` goes into the commit's extraMetadata (a source's checkpoint, say).
+        """
         merged_options = {**self.options, **(options or {})}
         client = WriteClient(self.storage, self.config, self.engine)
-        instant_time = client.write(data, operation, merged_options)
+        instant_time = client.write(data, operation, merged_options, extra_metadata)
         if instant_time is not None:
             self._run_inline_services(Options(self.config.properties, merged_options))
         return instant_time

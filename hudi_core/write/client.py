@@ -22,22 +22,21 @@ from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
-from hudi_core.errors import HudiError, InvalidOptionError
+from hudi_core.errors import InvalidOptionError
 from hudi_core.index import IndexContext, index_for
 from hudi_core.keygen import KeyGenerator, key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
-from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
+from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.partition_metadata import ensure_partition_metadata
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.schema.to_avro import arrow_to_avro_json
-from hudi_core.services.heartbeat import Liveness, write_heartbeat
-from hudi_core.services.rollback import rollback_failed_writes, rollback_instant
+from hudi_core.services.heartbeat import Liveness
+from hudi_core.services.rollback import rollback_failed_writes
 from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
-from hudi_core.timeline import ActiveTimeline, State, avro_metadata
+from hudi_core.timeline import ActiveTimeline
 from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
@@ -51,10 +50,10 @@ from hudi_core.write.handles import (
     MergeTask,
     WriteSettings,
 )
-from hudi_core.write.markers import Markers
 from hudi_core.write.prepare import as_arrow_table, prepare_deletes, prepare_rows
 from hudi_core.write.record_size import average_record_size
 from hudi_core.write.settings import write_settings
+from hudi_core.write.transaction import PlannedWork, write_transaction
 
 REPLACING_OPERATIONS = ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION")
 # Write options naming what a table property defines; like options named as table properties,
@@ -78,21 +77,31 @@ class WriteClient:
         self.config = config
         self.engine = engine
 
-    def write(self, data: Any, operation: str, options: Mapping[str, Any] | None) -> str | None:
+    def write(
+        self,
+        data: Any,
+        operation: str,
+        options: Mapping[str, Any] | None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> str | None:
         """Runs one write; returns its instant time (None for a skipped empty commit)."""
+        batch = as_arrow_table(data)
+        job = self.start(operation, options)
+        allow_empty = job.options.get_option(W.ALLOW_EMPTY_COMMIT)
+        if batch.num_rows == 0 and job.op != "DELETE_PARTITION" and not allow_empty:
+            return None
+        rows, data_schema = job.prepare(batch)
+        return job.run(rows, data_schema, extra_metadata)
+
+    def start(self, operation: str, options: Mapping[str, Any] | None) -> WriteJob:
+        """A write about to begin: options resolved against the table, failed writes rolled
+        back (single writer). Engines that keep rows distributed drive it themselves."""
         options = self._options(operation, options)
-        op = options.get_option(W.OPERATION)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         require_no_restore_in_progress(timeline, "write")
         if options.get_option(CL.FAILED_WRITES_POLICY) == "EAGER":  # single writer
             timeline = rollback_failed_writes(self.storage, timeline)
-        batch = as_arrow_table(data)
-        allow_empty = options.get_option(W.ALLOW_EMPTY_COMMIT)
-        if batch.num_rows == 0 and op != "DELETE_PARTITION" and not allow_empty:
-            return None
-        job = _WriteJob(self, timeline, options, op)
-        rows, data_schema = job.prepare(batch)
-        return job.run(rows, data_schema)
+        return WriteJob(self, timeline, options, options.get_option(W.OPERATION))
 
     def _options(self, operation: str, options: Mapping[str, Any] | None) -> Options:
         user = Options(options)
@@ -112,7 +121,7 @@ class WriteClient:
         return [(k, t) for k, t in pairs if t in self.config.properties]
 
 
-class _WriteJob:
+class WriteJob:
     """One write in progress: its options, timeline and the pieces it is built from."""
 
     def __init__(
@@ -144,59 +153,69 @@ class _WriteJob:
     def mor(self) -> bool:
         return self.config.is_merge_on_read
 
-    def prepare(self, batch: pa.Table) -> tuple[pa.Table, pa.Schema | None]:
+    @property
+    def combine(self) -> bool:
+        """Whether duplicate keys of the batch are pre-combined (per operation, as Hudi)."""
+        if self.op == "DELETE":
+            return self.options.get_option(W.COMBINE_BEFORE_DELETE)
+        if self.op == "UPSERT":
+            return self.options.get_option(W.COMBINE_BEFORE_UPSERT)
+        return self.options.get_option(W.COMBINE_BEFORE_INSERT)
+
+    @property
+    def action(self) -> str:
+        if self.op in REPLACING_OPERATIONS:
+            return REPLACE_COMMIT
+        return DELTA_COMMIT if self.mor else COMMIT
+
+    def prepare(
+        self, batch: pa.Table, combine: bool | None = None
+    ) -> tuple[pa.Table, pa.Schema | None]:
+        """Keyed, validated rows and the data schema they commit; duplicates pre-combined
+        unless `combine` is False (engines that see one batch of many combine later)."""
+        combine = self.combine if combine is None else combine
         if self.op == "DELETE_PARTITION":
             return batch, self.table_schema
         if self.op == "DELETE":
-            combine = self.options.get_option(W.COMBINE_BEFORE_DELETE)
             rows = prepare_deletes(
                 batch, self.table_schema, self.key_generator, self.merger, combine
             )
             return rows, self.table_schema
-        if self.op == "UPSERT":
-            combine = self.options.get_option(W.COMBINE_BEFORE_UPSERT)
-        else:
-            combine = self.options.get_option(W.COMBINE_BEFORE_INSERT)
         prepared = prepare_rows(
             batch, self.table_schema, self.key_generator, self.merger, self.options, combine
         )
         return prepared.rows, prepared.data_schema
 
-    def run(self, rows: pa.Table, data_schema: pa.Schema | None) -> str:
-        if self.op in REPLACING_OPERATIONS:
-            action = REPLACE_COMMIT
-        else:
-            action = DELTA_COMMIT if self.config.is_merge_on_read else COMMIT
-        instant_time = self.timeline.new_instant_time()
-        # The heartbeat beats from before the instant exists: services tell a running write
-        # from a dead one by it.
-        with write_heartbeat(self.storage, instant_time, Liveness.from_options(self.options)):
-            self._run(rows, data_schema, action, instant_time)
-        Markers(self.storage, instant_time).delete_all()
-        return instant_time
+    def precombine(self, rows: pa.Table) -> pa.Table:
+        """Duplicate keys among prepared rows reduced to one (the merger decides which)."""
+        merger = self.merger
+        if self.op == "DELETE":
+            merger = RecordMerger(merger.payload_class, None)
+        return merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])
 
-    def _run(
-        self, rows: pa.Table, data_schema: pa.Schema | None, action: str, instant_time: str
-    ) -> None:
-        requested = self.timeline.create_requested(action, instant_time, _requested(action))
-        try:
-            view = FileSystemView(self.storage, self.timeline)
-            plan = self._plan(rows, view)
-            inflight = self.timeline.transition(
-                requested, State.INFLIGHT, _workload(plan, self.op).to_json_bytes()
-            )
-            stats = self._execute(plan, instant_time, data_schema)
-            metadata = CommitMetadata(
-                operation_type=self.op,
-                extra_metadata=_schema_metadata(data_schema, self.config.name),
-                partition_to_replace_file_ids=plan.replaced,
-            )
-            for stat in stats:
-                metadata.add(stat)
-            self.timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
-        except BaseException:
-            _roll_back_quietly(self.storage, self.timeline, instant_time)
-            raise
+    def transaction(self):
+        """The write's instant, requested now (see write_transaction)."""
+        return write_transaction(
+            self.storage,
+            self.timeline,
+            self.action,
+            self.op,
+            self.config.name,
+            Liveness.from_options(self.options),
+        )
+
+    def run(
+        self,
+        rows: pa.Table,
+        data_schema: pa.Schema | None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> str:
+        with self.transaction() as transaction:
+            plan = self._plan(rows, transaction.view)
+            transaction.start_execution(_planned_work(task) for task in plan.tasks)
+            stats = self._execute(plan, transaction.instant_time, data_schema)
+            transaction.complete(stats, data_schema, plan.replaced, extra_metadata)
+        return transaction.instant_time
 
     # ---- planning
 
@@ -298,49 +317,11 @@ def _file_ids_by_partition(slices: list[FileSlice]) -> dict[str, list[str]]:
     return by_partition
 
 
-def _schema_metadata(data_schema: pa.Schema | None, table_name: str) -> dict[str, str]:
-    if data_schema is None:
-        return {}
-    return {CommitMetadata.SCHEMA_KEY: arrow_to_avro_json(data_schema, table_name, False)}
-
-
-def _requested(action: str) -> bytes:
-    """A write's requested file: empty, but for replacecommits an all-null replace plan."""
-    if action != REPLACE_COMMIT:
-        return b""
-    fields = ("operationType", "clusteringPlan", "extraMetadata", "version")
-    empty_plan = dict.fromkeys(fields)
-    return avro_metadata.serialize("HoodieRequestedReplaceMetadata", empty_plan)
-
-
-def _workload(plan: _Plan, op: str) -> CommitMetadata:
-    """The inflight file's content: per partition the insert count, then each file group's."""
-    workload = CommitMetadata(operation_type=op)
-    for task in plan.tasks:
-        if task.partition_path not in workload.partition_to_write_stats:
-            workload.add(WriteStat("", task.partition_path, ""))
-        if isinstance(task, AppendTask):
-            prev = task.file_slice.base_instant_time
-            stat = WriteStat(task.file_id, task.partition_path, "", prev)
-            stat.num_update_writes = task.rows.num_rows
-        elif isinstance(task, MergeTask):
-            stat = WriteStat(task.file_id, task.partition_path, "", task.base_file.instant_time)
-            stat.num_update_writes = task.rows.num_rows
-        else:
-            stat = WriteStat(task.file_id, task.partition_path, "")
-            stat.num_inserts = task.num_rows
-            partition_total = workload.partition_to_write_stats[task.partition_path][0]
-            partition_total.num_inserts += stat.num_inserts
-        workload.add(stat)
-    return workload
-
-
-def _roll_back_quietly(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> None:
-    """Best effort: undo a write that failed in this process; else the next write will."""
-    try:
-        current = timeline.reload()
-        failed = current.find(instant_time)
-        if failed is not None and not failed.is_completed:
-            rollback_instant(storage, current, failed)
-    except (HudiError, OSError):
-        pass
+def _planned_work(task: CreateTask | MergeTask | AppendTask) -> PlannedWork:
+    if isinstance(task, AppendTask):
+        prev = task.file_slice.base_instant_time
+        return PlannedWork(task.partition_path, task.file_id, prev, updates=task.rows.num_rows)
+    if isinstance(task, MergeTask):
+        prev = task.base_file.instant_time
+        return PlannedWork(task.partition_path, task.file_id, prev, updates=task.rows.num_rows)
+    return PlannedWork(task.partition_path, task.file_id, None, inserts=task.num_rows)

@@ -514,7 +514,7 @@ def log_indexing_writer(monkeypatch):
     """Makes writes put inserts into new log-only file groups, and tag the keys given in the
     returned dict (record key -> file id) to those groups: our indexes read base files only."""
     tagged: dict[str, str] = {}
-    original_tasks, original_tag = bucket_assigner.TaskPlan.tasks, client._WriteJob._tag
+    original_tasks, original_tag = bucket_assigner.TaskPlan.tasks, client.WriteJob._tag
 
     def tasks(plan, match_keys=True):
         creates, plan._creates = plan._creates, []
@@ -530,7 +530,7 @@ def log_indexing_writer(monkeypatch):
         return pa.array([tagged.get(k, f) for k, f in zip(keys, found, strict=True)], pa.string())
 
     monkeypatch.setattr(bucket_assigner.TaskPlan, "tasks", tasks)
-    monkeypatch.setattr(client._WriteJob, "_tag", tag)
+    monkeypatch.setattr(client.WriteJob, "_tag", tag)
     return tagged
 
 

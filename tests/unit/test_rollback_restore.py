@@ -22,7 +22,7 @@ from hudi_core.io.log_format import BlockType, HeaderKey, read_log_block_headers
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
-from hudi_core.write import client
+from hudi_core.write import transaction
 from hudi_core.write.markers import Markers
 from tests import datagen, oracle
 from tests.tables import data_files
@@ -629,7 +629,7 @@ def _failed_write(table: HudiTable, keys: list[int], seed: int) -> str:
             return original(self, instant, state, content)
 
         patch.setattr(ActiveTimeline, "transition", failing)
-        patch.setattr(client, "_roll_back_quietly", lambda *args: None)
+        patch.setattr(transaction, "_roll_back_quietly", lambda *args: None)
         with pytest.raises(OSError, match="writer lost"):
             table.write(datagen.trips(keys, seed=seed, ts=seed), "upsert")
     (failed,) = [i for i in table.timeline() if not i.is_completed and i.action == "deltacommit"]

@@ -1,0 +1,152 @@
+"""A write's instant from start to finish: requested -> inflight (the planned workload) ->
+completed (the write stats), with the writer's heartbeat beating throughout.
+
+Whatever engine runs the per-file-group tasks (threads here, Spark executors in spark_jobs),
+the driver goes through one transaction. Leaving it without completing rolls the instant back
+at once; a crash leaves it for the next writer (or a LAZY clean) to roll back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from hudi_core.errors import HudiError
+from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
+from hudi_core.read.file_system_view import FileSystemView
+from hudi_core.schema.to_avro import arrow_to_avro_json
+from hudi_core.services.heartbeat import Liveness, write_heartbeat
+from hudi_core.services.rollback import rollback_instant
+from hudi_core.storage import Storage
+from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
+from hudi_core.timeline.instant import REPLACE_COMMIT
+from hudi_core.write.markers import Markers
+
+
+@dataclass(frozen=True)
+class PlannedWork:
+    """What a write plans for one file group, as the inflight file records it."""
+
+    partition_path: str
+    file_id: str
+    prev_commit: str | None  # base instant of the slice it writes on; None for a new group
+    inserts: int = 0
+    updates: int = 0
+
+
+class WriteTransaction:
+    def __init__(
+        self,
+        storage: Storage,
+        timeline: ActiveTimeline,
+        requested: Instant,
+        operation: str,
+        table_name: str,
+    ) -> None:
+        self.storage = storage
+        self.timeline = timeline
+        self.instant_time = requested.timestamp
+        self.operation = operation
+        self.table_name = table_name
+        self.view = FileSystemView(storage, timeline)
+        self._current = requested
+
+    @property
+    def completed(self) -> bool:
+        return self._current.is_completed
+
+    def start_execution(self, work: Iterable[PlannedWork]) -> None:
+        """Records the plan (the inflight file); tasks may write files from now on."""
+        workload = _workload(work, self.operation)
+        self._current = self.timeline.transition(
+            self._current, State.INFLIGHT, workload.to_json_bytes()
+        )
+
+    def complete(
+        self,
+        stats: Iterable[WriteStat],
+        data_schema: pa.Schema | None,
+        replaced: dict[str, list[str]] | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> None:
+        """Publishes the write: readers see it from here on."""
+        metadata = CommitMetadata(
+            operation_type=self.operation,
+            extra_metadata=dict(extra_metadata or {}),
+            partition_to_replace_file_ids=replaced,
+        )
+        if data_schema is not None:
+            schema = arrow_to_avro_json(data_schema, self.table_name, False)
+            metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema
+        for stat in stats:
+            metadata.add(stat)
+        self._current = self.timeline.transition(
+            self._current, State.COMPLETED, metadata.to_json_bytes()
+        )
+
+
+@contextmanager
+def write_transaction(
+    storage: Storage,
+    timeline: ActiveTimeline,
+    action: str,
+    operation: str,
+    table_name: str,
+    liveness: Liveness,
+) -> Iterator[WriteTransaction]:
+    """A new write instant; the block must complete it, else it is rolled back."""
+    instant_time = timeline.new_instant_time()
+    # The heartbeat beats from before the instant exists: services tell a running write from
+    # a dead one by it.
+    with write_heartbeat(storage, instant_time, liveness):
+        requested = timeline.create_requested(action, instant_time, _requested(action))
+        try:
+            transaction = WriteTransaction(storage, timeline, requested, operation, table_name)
+            yield transaction
+            if not transaction.completed:
+                raise HudiError(f"write {instant_time} ended without completing")
+        except BaseException:
+            _roll_back_quietly(storage, timeline, instant_time)
+            raise
+    Markers(storage, instant_time).delete_all()
+
+
+def _requested(action: str) -> bytes:
+    """A write's requested file: empty, but for replacecommits an all-null replace plan."""
+    if action != REPLACE_COMMIT:
+        return b""
+    fields = ("operationType", "clusteringPlan", "extraMetadata", "version")
+    empty_plan = dict.fromkeys(fields)
+    return avro_metadata.serialize("HoodieRequestedReplaceMetadata", empty_plan)
+
+
+def _workload(work: Iterable[PlannedWork], operation: str) -> CommitMetadata:
+    """The inflight file's content: per partition the insert count, then each file group's."""
+    workload = CommitMetadata(operation_type=operation)
+    for item in work:
+        partition = item.partition_path
+        if partition not in workload.partition_to_write_stats:
+            workload.add(WriteStat("", partition, ""))
+        if item.prev_commit is None:
+            stat = WriteStat(item.file_id, partition, "")
+            stat.num_inserts = item.inserts
+            workload.partition_to_write_stats[partition][0].num_inserts += item.inserts
+        else:
+            stat = WriteStat(item.file_id, partition, "", item.prev_commit)
+            stat.num_update_writes = item.updates + item.inserts
+        workload.add(stat)
+    return workload
+
+
+def _roll_back_quietly(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> None:
+    """Best effort: undo a write that failed in this process; else the next write will."""
+    try:
+        current = timeline.reload()
+        failed = current.find(instant_time)
+        if failed is not None and not failed.is_completed:
+            rollback_instant(storage, current, failed)
+    except (HudiError, OSError):
+        pass
