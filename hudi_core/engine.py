@@ -9,8 +9,10 @@ the same task functions on executors.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Protocol, TypeVar
 
 T = TypeVar("T")
@@ -36,3 +38,22 @@ class LocalEngine:
             return [fn(item) for item in items]
         with ThreadPoolExecutor(max_workers=min(self.parallelism, len(items))) as pool:
             return list(pool.map(fn, items))
+
+
+# Which attempt at a task this is (an engine that retries tasks says so), so that a retried
+# task writes files of other names than the failed attempt it replaces.
+_attempt = threading.local()
+
+
+def task_attempt() -> int:
+    return getattr(_attempt, "number", 0)
+
+
+@contextmanager
+def running_attempt(number: int) -> Iterator[None]:
+    previous = task_attempt()
+    _attempt.number = number
+    try:
+        yield
+    finally:
+        _attempt.number = previous

@@ -10,7 +10,6 @@ import pyarrow as pa
 from hudi_core.config import archival_options as A
 from hudi_core.config import cleaner_options as CL
 from hudi_core.config import compaction_options as C
-from hudi_core.config import read_options as R
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
@@ -19,7 +18,7 @@ from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import InvalidOptionError, TableExistsError
 from hudi_core.keygen import key_generator_for
 from hudi_core.read.filters import Filter
-from hudi_core.read.reader import ReadRequest, TableReader, normalize_instant
+from hudi_core.read.reader import TableReader, normalize_instant, read_request
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
 from hudi_core.services.archiver import Archiver
 from hudi_core.services.cleaner import Cleaner
@@ -170,10 +169,9 @@ class HudiTable:
         `options` are read options such as hoodie.datasource.merge.type=skip_merge,
         hoodie.memory.merge.max.size or hoodie.datasource.read.changelog.enabled.
         """
-        read_options = {**self.options, **(options or {})}
-        if R.QUERY_TYPE.key in read_options:  # the option names the query as Hudi's does
-            query_type = Options(read_options).get_option(R.QUERY_TYPE)
-        request = ReadRequest(columns, filters, query_type.lower(), as_of, begin, end, read_options)
+        request = read_request(
+            {**self.options, **(options or {})}, columns, filters, query_type, as_of, begin, end
+        )
         return TableReader(self.storage, self.config, self.engine).read(request)
 
     # ---- table services

@@ -41,3 +41,18 @@ INCREMENTAL_FULL_SCAN_FALLBACK = ConfigOption(
     "file group, filtering rows by commit time, instead of the groups active commits touched.",
     parse=parse_bool,
 )
+BEGIN_INSTANT = ConfigOption(
+    "hoodie.datasource.read.begin.instanttime",
+    None,
+    "Incremental reads: changes after this instant (exclusive).",
+)
+END_INSTANT = ConfigOption(
+    "hoodie.datasource.read.end.instanttime",
+    None,
+    "Incremental reads: changes up to this instant (inclusive; default the latest commit).",
+)
+AS_OF_INSTANT = ConfigOption(
+    "as.of.instant",
+    None,
+    "Time travel: snapshot as of this instant (yyyyMMddHHmmssSSS or yyyy-MM-dd HH:mm:ss).",
+)

@@ -19,6 +19,12 @@ OPERATION = ConfigOption(
     "insert_overwrite_table or delete_partition.",
     choices=OPERATIONS,
 )
+TABLE_TYPE = ConfigOption(
+    "hoodie.datasource.write.table.type",
+    "COPY_ON_WRITE",
+    "Type of the table a Spark write creates when none exists: COPY_ON_WRITE or MERGE_ON_READ.",
+    choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
+)
 PRECOMBINE_FIELD = ConfigOption(
     "hoodie.datasource.write.precombine.field",
     None,

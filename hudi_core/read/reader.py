@@ -75,6 +75,27 @@ class _Query:
     changelog: bool = False  # every change in range instead of merged rows
 
 
+def read_request(
+    options: Mapping[str, Any],
+    columns: Sequence[str] | None = None,
+    filters: Sequence[Filter] | None = None,
+    query_type: str = "snapshot",
+    as_of: str | None = None,
+    begin: str | None = None,
+    end: str | None = None,
+) -> ReadRequest:
+    """A request from arguments, or from Apache Hudi's read options where given (as a Spark
+    read passes them): hoodie.datasource.query.type, as.of.instant,
+    hoodie.datasource.read.begin.instanttime and ...end.instanttime."""
+    parsed = Options(options)
+    if parsed.is_set(R.QUERY_TYPE):
+        query_type = parsed.get_option(R.QUERY_TYPE)
+    as_of = parsed.get_option(R.AS_OF_INSTANT) or as_of
+    begin = parsed.get_option(R.BEGIN_INSTANT) or begin
+    end = parsed.get_option(R.END_INSTANT) or end
+    return ReadRequest(columns, filters, query_type.lower(), as_of, begin, end, dict(options))
+
+
 class TableReader:
     def __init__(self, storage: Storage, config: TableConfig, engine: EngineContext) -> None:
         self.storage = storage
@@ -82,6 +103,14 @@ class TableReader:
         self.engine = engine
 
     def read(self, request: ReadRequest) -> pa.Table:
+        plan = self.plan(request)
+        if plan is None:
+            return _select(pa.schema([]).empty_table(), request.columns)
+        return plan.read_all(self.engine)
+
+    def plan(self, request: ReadRequest) -> ReadPlan | None:
+        """The slices a query reads and how to read each (None for a table never written);
+        engines read the slices where they like (ReadPlan is picklable)."""
         if request.query_type not in QUERY_TYPES:
             raise HudiError(
                 f"query type '{request.query_type}' is not one of {', '.join(QUERY_TYPES)}"
@@ -90,7 +119,7 @@ class TableReader:
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         data_schema = latest_table_schema(timeline, self.config)
         if data_schema is None:
-            return _select(pa.schema([]).empty_table(), request.columns)
+            return None
         if request.query_type == "incremental":
             query = self._incremental(timeline, request, options)
         else:
@@ -99,7 +128,7 @@ class TableReader:
             read_optimized = request.query_type == "read_optimized"
             query = _Query(slices, InstantFilter.of(timeline, as_of), read_optimized)
         query.slices = self._pruned(query.slices, data_schema, request.filters)
-        return _SliceReader(self, data_schema, request, options, query).read_all()
+        return ReadPlan(self.storage, self.config, data_schema, request, options, query)
 
     def _incremental(
         self, timeline: ActiveTimeline, request: ReadRequest, options: Options
@@ -163,20 +192,19 @@ class TableReader:
         return [s for s in slices if s.partition_path in kept]
 
 
-class _SliceReader:
-    """Reads the slices of one query, on the engine, and puts the results together."""
+class ReadPlan:
+    """One query, resolved: the slices to read, and how to read each into the output rows."""
 
     def __init__(
         self,
-        reader: TableReader,
+        storage: Storage,
+        config: TableConfig,
         data_schema: pa.Schema,
         request: ReadRequest,
         options: Options,
         query: _Query,
     ) -> None:
-        config = reader.config
-        self.storage = reader.storage
-        self.engine = reader.engine
+        self.storage = storage
         self.query = query
         self.merge_on_read = config.is_merge_on_read and not query.read_optimized
         self.skip_merge = options.get_option(R.MERGE_TYPE) == "skip_merge"
@@ -207,25 +235,32 @@ class _SliceReader:
             return data_schema
         return add_meta_fields(data_schema, with_operation_field=changelog)
 
-    def read_all(self) -> pa.Table:
-        tables = self.engine.map(self.read_slice, self.query.slices)
+    @property
+    def slices(self) -> list[FileSlice]:
+        return self.query.slices
+
+    @property
+    def output_schema(self) -> pa.Schema:
+        """The schema of what the plan returns (the requested columns)."""
+        return pa.schema([self.schema.field(c) for c in self.columns])
+
+    def read_all(self, engine: EngineContext) -> pa.Table:
+        tables = engine.map(self.read_slice, self.query.slices)
         tables = [t for t in tables if t.num_rows]
-        if not tables:
-            return self.schema.empty_table().select(self.columns)
-        return pa.concat_tables(tables).select(self.columns)
+        return pa.concat_tables(tables) if tables else self.output_schema.empty_table()
 
     def read_slice(self, file_slice: FileSlice) -> pa.Table:
-        """The slice's rows (the needed columns), filtered."""
+        """The slice's rows, filtered, in the requested columns."""
         if self.merge_on_read and file_slice.log_files:
             rows = self._read_with_log(file_slice).select(self.needed)
         elif file_slice.base_file is not None:
             path = file_slice.base_file.path
             rows = _read_base_file(self.storage, path, self.schema, self.needed)
         else:
-            return self.schema.empty_table().select(self.needed)
+            return self.output_schema.empty_table()
         if self.expression is not None:
             rows = rows.filter(self.expression)
-        return rows
+        return rows.select(self.columns)
 
     def _read_with_log(self, file_slice: FileSlice) -> pa.Table:
         log = SliceLog.scan(self.storage, file_slice, self.query.instants)

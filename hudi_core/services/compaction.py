@@ -184,6 +184,8 @@ class Compactor(TableService):
         try:
             job = _CompactionJob(self, timeline, instant_time, opts)
             metadata = job.run()
+            written = {s.path for s in metadata.write_stats()}
+            Markers(self.storage, instant_time).reconcile(written)
             timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
         except BaseException:
             _roll_back_attempt(timeline, instant_time)

@@ -118,10 +118,10 @@ def assign_upserts(
         file_slice = by_id[(_partition_of(group), file_id)]
         plan.update(file_slice, group.drop_columns([FILE_ID_COLUMN]))
     inserts = rows.filter(pc.and_(pc.invert(tagged), pc.invert(rows.column(DELETE_COLUMN))))
-    small_files = _small_files(slices, sizing, logs) if use_small_files else {}
+    candidates = small_files(slices, sizing, logs) if use_small_files else {}
     for group in _groups(inserts, [PARTITION_PATH_FIELD]):
         partition = _partition_of(group)
-        remaining = _fill_small_files(plan, group, small_files.get(partition, []), sizing)
+        remaining = _fill_small_files(plan, group, candidates.get(partition, []), sizing)
         for part in _split_evenly(remaining, sizing.records_per_new_file):
             plan.create(partition, part)
     return plan
@@ -159,7 +159,7 @@ def _partition_of(group: pa.Table) -> str:
     return group.column(PARTITION_PATH_FIELD)[0].as_py()
 
 
-def _small_files(
+def small_files(
     slices: list[FileSlice], sizing: Sizing, logs: LogTargets | None
 ) -> dict[str, list[FileSlice]]:
     """Base files inserts may top up, per partition. On merge-on-read only slices without log

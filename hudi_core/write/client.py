@@ -50,7 +50,7 @@ from hudi_core.write.handles import (
     MergeTask,
     WriteSettings,
 )
-from hudi_core.write.prepare import as_arrow_table, prepare_deletes, prepare_rows
+from hudi_core.write.prepare import BatchPreparer, as_arrow_table
 from hudi_core.write.record_size import average_record_size
 from hudi_core.write.settings import write_settings
 from hudi_core.write.transaction import PlannedWork, write_transaction
@@ -168,30 +168,16 @@ class WriteJob:
             return REPLACE_COMMIT
         return DELTA_COMMIT if self.mor else COMMIT
 
-    def prepare(
-        self, batch: pa.Table, combine: bool | None = None
-    ) -> tuple[pa.Table, pa.Schema | None]:
-        """Keyed, validated rows and the data schema they commit; duplicates pre-combined
-        unless `combine` is False (engines that see one batch of many combine later)."""
-        combine = self.combine if combine is None else combine
-        if self.op == "DELETE_PARTITION":
-            return batch, self.table_schema
-        if self.op == "DELETE":
-            rows = prepare_deletes(
-                batch, self.table_schema, self.key_generator, self.merger, combine
-            )
-            return rows, self.table_schema
-        prepared = prepare_rows(
-            batch, self.table_schema, self.key_generator, self.merger, self.options, combine
+    @property
+    def preparer(self) -> BatchPreparer:
+        return BatchPreparer(
+            self.op, self.table_schema, self.key_generator, self.merger, self.options
         )
-        return prepared.rows, prepared.data_schema
 
-    def precombine(self, rows: pa.Table) -> pa.Table:
-        """Duplicate keys among prepared rows reduced to one (the merger decides which)."""
-        merger = self.merger
-        if self.op == "DELETE":
-            merger = RecordMerger(merger.payload_class, None)
-        return merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])
+    def prepare(self, batch: pa.Table) -> tuple[pa.Table, pa.Schema | None]:
+        """Keyed, validated rows (duplicates pre-combined as the operation says) and the data
+        schema they commit."""
+        return self.preparer.prepare(batch, self.combine)
 
     def transaction(self):
         """The write's instant, requested now (see write_transaction)."""
@@ -221,12 +207,10 @@ class WriteJob:
 
     def _plan(self, rows: pa.Table, view: FileSystemView) -> _Plan:
         slices = view.latest_slices()
-        logs = None
-        if self.mor:
-            logs = LogTargets(view.slice_for_logs, set(view.pending_compactions))
+        logs = self.log_targets(view)
         sizing = self.sizing
         if self.op == "DELETE_PARTITION":
-            partitions = self._partitions_to_delete(rows)
+            partitions = self.partitions_to_delete(rows)
             doomed = [s for s in slices if s.partition_path in partitions]
             return _Plan([], _file_ids_by_partition(doomed))
         if self.op == "BULK_INSERT":
@@ -263,7 +247,7 @@ class WriteJob:
         keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
         return index_for(self.options).tag(context, keys)
 
-    def _partitions_to_delete(self, batch: pa.Table) -> set[str]:
+    def partitions_to_delete(self, batch: pa.Table) -> set[str]:
         listed = self.options.get_option(W.PARTITIONS_TO_DELETE)
         if listed:
             return {p.strip() for p in listed.split(",") if p.strip()}
@@ -284,11 +268,17 @@ class WriteJob:
         assert data_schema is not None
         for partition in {t.partition_path for t in plan.tasks}:
             ensure_partition_metadata(self.storage, partition, instant_time)
-        settings = self._settings(instant_time, data_schema)
+        settings = self.settings(instant_time, data_schema)
         results = self.engine.map(functools.partial(run_task, settings=settings), plan.tasks)
         return [stat for stats in results for stat in stats]
 
-    def _settings(self, instant_time: str, data_schema: pa.Schema) -> WriteSettings:
+    def log_targets(self, view: FileSystemView) -> LogTargets | None:
+        """Merge-on-read: where appends go, and the file groups compaction holds."""
+        if not self.mor:
+            return None
+        return LogTargets(view.slice_for_logs, set(view.pending_compactions))
+
+    def settings(self, instant_time: str, data_schema: pa.Schema) -> WriteSettings:
         return write_settings(
             self.storage,
             self.config,

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import constant_dictionary, constant_strings, numbered_strings
+from hudi_core.engine import task_attempt
 from hudi_core.io.base_file import BaseFileWriter, ParquetSettings, read_base_file_with_footer
 from hudi_core.io.bloom_filter import (
     BloomFilter,
@@ -79,7 +80,8 @@ class WriteSettings:
     log_block_format: str = "avro"  # data blocks of merge-on-read logs: avro or parquet
 
     def token(self, task_id: int) -> str:
-        return write_token(task_id, self.stage_id, 0)
+        """A retried task (another attempt) writes files of other names."""
+        return write_token(task_id, self.stage_id, task_attempt())
 
     def stored_keys(self, stored: pa.Table) -> pa.Array | pa.ChunkedArray:
         if self.populate_meta_fields:

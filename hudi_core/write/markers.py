@@ -46,5 +46,11 @@ class Markers:
                 markers.append(Marker(data_file, io_type))
         return markers
 
+    def reconcile(self, written: set[str]) -> list[str]:
+        """Deletes the data files markers name that are not among `written` (what the tasks
+        reported): leftovers of task attempts that failed and were retried. Returns them."""
+        stray = [m.data_file for m in self.all() if m.data_file not in written]
+        return [path for path in stray if self.storage.delete(path)]
+
     def delete_all(self) -> None:
         self.storage.delete_dir(self.folder)

@@ -123,3 +123,36 @@ def _without_meta_columns(batch: pa.Table) -> pa.Table:
     """Drops _hoodie_* meta columns a batch read from a Hudi table may carry."""
     meta = [name for name in batch.column_names if is_meta_field(name)]
     return batch.drop_columns(meta) if meta else batch
+
+
+@dataclass(frozen=True)
+class BatchPreparer:
+    """How one write prepares batches; picklable, so that engines can prepare batches where
+    they lie (Spark executors) and pre-combine them once duplicates are brought together."""
+
+    operation: str  # upper case, as hoodie.datasource.write.operation parses
+    table_schema: pa.Schema | None
+    key_generator: KeyGenerator
+    merger: RecordMerger
+    options: Options
+
+    def prepare(self, batch: pa.Table, combine: bool) -> tuple[pa.Table, pa.Schema | None]:
+        """Keyed, validated rows and the data schema they commit."""
+        if self.operation == "DELETE_PARTITION":
+            return batch, self.table_schema
+        if self.operation == "DELETE":
+            rows = prepare_deletes(
+                batch, self.table_schema, self.key_generator, self.merger, combine
+            )
+            return rows, self.table_schema
+        prepared = prepare_rows(
+            batch, self.table_schema, self.key_generator, self.merger, self.options, combine
+        )
+        return prepared.rows, prepared.data_schema
+
+    def precombine(self, rows: pa.Table) -> pa.Table:
+        """Duplicate keys among prepared rows reduced to one, as `prepare` does with combine."""
+        merger = self.merger
+        if self.operation == "DELETE":  # deletes carry no ordering value: the last one wins
+            merger = RecordMerger(merger.payload_class, None)
+        return merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])

@@ -83,6 +83,7 @@ class WriteTransaction:
             metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema
         for stat in stats:
             metadata.add(stat)
+        Markers(self.storage, self.instant_time).reconcile({s.path for s in metadata.write_stats()})
         self._current = self.timeline.transition(
             self._current, State.COMPLETED, metadata.to_json_bytes()
         )

@@ -1,0 +1,166 @@
+"""Bucket assignment for engines that keep the rows where they are (Spark executors).
+
+The driver sees counts only: rows tagged to each existing file group, and new rows per
+partition. From those it plans buckets, one per file group written: updates (a log append on
+merge-on-read, else a merge), small files topped up with inserts, and new file groups. Each
+row is then routed to its bucket where it lies: tagged rows to their file group's bucket, new
+rows by the hash of their key over the partition's insert buckets, weighted by how many rows
+each should get, as Apache Hudi's Spark partitioner does. A bucket's rows, brought together,
+make one write task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudi_core.arrow_utils import row_indices_by_value
+from hudi_core.io.bloom_filter import hash_keys
+from hudi_core.merge.record_merger import DELETE_COLUMN
+from hudi_core.model.file_group import FileSlice
+from hudi_core.model.file_names import new_file_id
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+from hudi_core.write.append_task import AppendTask
+from hudi_core.write.bucket_assigner import LogTargets, Sizing, small_files
+from hudi_core.write.handles import CreateTask, MergeTask
+from hudi_core.write.transaction import PlannedWork
+
+NO_BUCKET = -1  # rows that write nothing: deletes of keys the table does not hold
+
+
+@dataclass(frozen=True)
+class Bucket:
+    id: int
+    partition_path: str
+    file_id: str
+    file_slice: FileSlice | None  # the slice it writes on; None for a new file group
+    append: bool  # merge-on-read updates only: a log file on `file_slice`
+    updates: int = 0
+    inserts: int = 0  # expected; rows are routed by hash
+
+    def planned_work(self) -> PlannedWork:
+        prev = self.file_slice.base_instant_time if self.file_slice is not None else None
+        return PlannedWork(self.partition_path, self.file_id, prev, self.inserts, self.updates)
+
+
+@dataclass
+class BucketPlan:
+    buckets: list[Bucket] = field(default_factory=list)
+    update_buckets: dict[tuple[str, str], int] = field(default_factory=dict)
+    # per partition: the insert buckets and the cumulative share of new rows each takes
+    insert_buckets: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def route(self, rows: pa.Table, file_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """The bucket of every prepared row (NO_BUCKET for deletes of unknown keys)."""
+        out = np.full(rows.num_rows, NO_BUCKET, dtype=np.int64)
+        tagged = pc.is_valid(file_ids).to_numpy(zero_copy_only=False)
+        if tagged.any():
+            out[tagged] = self._update_buckets(rows.filter(pa.array(tagged)), file_ids, tagged)
+        deletes = rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+        new_rows = np.flatnonzero(~tagged & ~deletes)
+        if len(new_rows):
+            out[new_rows] = self._insert_buckets(rows.take(pa.array(new_rows)))
+        return out
+
+    def _update_buckets(
+        self, rows: pa.Table, file_ids: pa.Array | pa.ChunkedArray, tagged: np.ndarray
+    ) -> np.ndarray:
+        groups = pc.binary_join_element_wise(
+            rows.column(PARTITION_PATH_FIELD), file_ids.filter(pa.array(tagged)), "\x00"
+        )
+        known = pa.array([f"{p}\x00{f}" for p, f in self.update_buckets], pa.string())
+        ids = np.array(list(self.update_buckets.values()), dtype=np.int64)
+        slot = pc.index_in(groups, value_set=known)
+        if slot.null_count:
+            raise ValueError("a row is tagged to a file group the plan does not know")
+        return ids[slot.to_numpy(zero_copy_only=False)]
+
+    def _insert_buckets(self, rows: pa.Table) -> np.ndarray:
+        out = np.empty(rows.num_rows, dtype=np.int64)
+        keys = rows.column(RECORD_KEY_FIELD)
+        share = hash_keys(keys).view(np.uint32) / float(1 << 32)  # in [0, 1)
+        for partition, indices in row_indices_by_value(rows.column(PARTITION_PATH_FIELD)).items():
+            ids, cumulative = self.insert_buckets[partition]
+            slot = np.searchsorted(cumulative, share[indices], side="right")
+            out[indices] = ids[np.minimum(slot, len(ids) - 1)]
+        return out
+
+    def task(
+        self, bucket_id: int, rows: pa.Table, match_keys: bool = True
+    ) -> CreateTask | MergeTask | AppendTask:
+        """The write task of one bucket, given all its rows."""
+        bucket = self.buckets[bucket_id]
+        if bucket.file_slice is None:
+            return CreateTask(bucket.id, bucket.partition_path, bucket.file_id, rows)
+        if bucket.append:
+            return AppendTask(bucket.id, bucket.file_slice, rows)
+        base = bucket.file_slice.base_file
+        assert base is not None, bucket
+        return MergeTask(bucket.id, bucket.partition_path, bucket.file_id, base, rows, match_keys)
+
+
+def plan_buckets(
+    updates: Mapping[tuple[str, str], int],
+    inserts: Mapping[str, int],
+    slices: list[FileSlice],
+    sizing: Sizing,
+    logs: LogTargets | None = None,
+    use_small_files: bool = True,
+) -> BucketPlan:
+    """Buckets for `updates` (rows per tagged file group) and `inserts` (new rows per
+    partition): small files first, as many as fit, then new file groups of even size."""
+    by_id = {(s.partition_path, s.file_id): s for s in slices}
+    topped_up: dict[tuple[str, str], int] = {}
+    new_groups: dict[str, list[int]] = {}
+    candidates = small_files(slices, sizing, logs) if use_small_files else {}
+    for partition, count in sorted(inserts.items()):
+        remaining = count
+        for small in candidates.get(partition, []):
+            take = min(sizing.room_in(small), remaining)
+            if take > 0:
+                topped_up[(partition, small.file_id)] = take
+                remaining -= take
+        if remaining:
+            parts = math.ceil(remaining / max(1, sizing.records_per_new_file))
+            bounds = np.linspace(0, remaining, parts + 1).astype(int)
+            new_groups[partition] = list(np.diff(bounds))
+    plan = BucketPlan()
+    for key in sorted(set(updates) | set(topped_up)):
+        file_slice = by_id[key]
+        extra = topped_up.get(key, 0)
+        append = logs is not None and not extra
+        target = (logs.slice_for_logs(*key) or file_slice) if append else file_slice
+        _add(
+            plan,
+            Bucket(len(plan.buckets), key[0], key[1], target, append, updates.get(key, 0), extra),
+        )
+    for partition, sizes in sorted(new_groups.items()):
+        for size in sizes:
+            _add(
+                plan,
+                Bucket(len(plan.buckets), partition, new_file_id(0), None, False, 0, int(size)),
+            )
+    _weigh_inserts(plan)
+    return plan
+
+
+def _add(plan: BucketPlan, bucket: Bucket) -> None:
+    plan.buckets.append(bucket)
+    if bucket.file_slice is not None:
+        plan.update_buckets[(bucket.partition_path, bucket.file_id)] = bucket.id
+
+
+def _weigh_inserts(plan: BucketPlan) -> None:
+    by_partition: dict[str, list[Bucket]] = {}
+    for bucket in plan.buckets:
+        if bucket.inserts:
+            by_partition.setdefault(bucket.partition_path, []).append(bucket)
+    for partition, buckets in by_partition.items():
+        sizes = np.array([b.inserts for b in buckets], dtype=np.float64)
+        cumulative = np.cumsum(sizes) / sizes.sum()
+        plan.insert_buckets[partition] = (np.array([b.id for b in buckets]), cumulative)
