@@ -179,7 +179,7 @@ class HudiTable:
     def clean(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Deletes file slices the cleaner policy no longer keeps (finishing any clean cut off
         before); returns the clean's instant time, None when there was nothing to delete."""
-        return Cleaner(self.storage, self.config, self.options).clean(options)
+        return Cleaner(self.storage, self.config, self.options, self.engine).clean(options)
 
     def archive(self, options: Mapping[str, Any] | None = None) -> list[Instant]:
         """Moves old completed instants to the archived timeline; returns those moved."""

@@ -12,6 +12,7 @@ resumed from its plan: deleting is idempotent.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Mapping
@@ -21,6 +22,8 @@ from typing import Any
 
 from hudi_core.config import cleaner_options as CL
 from hudi_core.config.option import Options
+from hudi_core.config.table_config import TableConfig
+from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import ConcurrentServiceError, TimelineError
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileGroup, FileSlice
@@ -101,7 +104,17 @@ class CleanPlan:
 
 
 class Cleaner(TableService):
-    """`HudiTable.clean`: plans and runs cleans of one table."""
+    """`HudiTable.clean`: plans and runs cleans of one table (deleting on the engine)."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        config: TableConfig,
+        options: Mapping[str, Any] | None = None,
+        engine: EngineContext | None = None,
+    ) -> None:
+        super().__init__(storage, config, options)
+        self.engine = engine or LocalEngine()
 
     def clean(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Finishes any clean cut off earlier, then plans and runs a new one if there is
@@ -151,7 +164,7 @@ class Cleaner(TableService):
                         f"clean {instant_time} was started by another process"
                     ) from exc
             plan = CleanPlan.from_avro_bytes(self.storage, data)
-            metadata = _delete_files(self.storage, plan, instant_time)
+            metadata = _delete_files(self.storage, plan, instant_time, self.engine)
             timeline.transition(
                 current, State.COMPLETED, avro_metadata.serialize("HoodieCleanMetadata", metadata)
             )
@@ -338,20 +351,15 @@ class _SlicePicker:
 # ---- execution
 
 
-def _delete_files(storage: Storage, plan: CleanPlan, instant_time: str) -> dict[str, Any]:
+def _delete_files(
+    storage: Storage, plan: CleanPlan, instant_time: str, engine: EngineContext
+) -> dict[str, Any]:
+    """Deletes the planned files, a task per partition on the engine; the clean metadata."""
     started = time.monotonic()
+    work = [(p, paths) for p, paths in sorted(plan.files_by_partition.items())]
+    done = engine.map(functools.partial(_delete_partition_files, storage=storage), work)
     partitions = {}
-    for partition, paths in sorted(plan.files_by_partition.items()):
-        deleted, failed = [], []
-        for path in paths:
-            name = path.rsplit("/", 1)[-1]
-            try:
-                # A file already gone (a resumed clean) is a failed delete, as Java's
-                # fs.delete returning false records it.
-                gone_now = storage.delete(path)
-            except OSError:
-                gone_now = False
-            (deleted if gone_now else failed).append(name)
+    for (partition, paths), (deleted, failed) in zip(work, done, strict=True):
         partitions[partition] = {
             "partitionPath": partition,
             "policy": plan.policy,
@@ -373,3 +381,19 @@ def _delete_files(storage: Storage, plan: CleanPlan, instant_time: str) -> dict[
         "version": PLAN_VERSION,
         "bootstrapPartitionMetadata": {},
     }
+
+
+def _delete_partition_files(
+    work: tuple[str, list[str]], storage: Storage
+) -> tuple[list[str], list[str]]:
+    """(deleted, failed) file names of one partition's planned files."""
+    deleted, failed = [], []
+    for path in work[1]:
+        try:
+            # A file already gone (a resumed clean) is a failed delete, as Java's fs.delete
+            # returning false records it.
+            gone_now = storage.delete(path)
+        except OSError:
+            gone_now = False
+        (deleted if gone_now else failed).append(path.rsplit("/", 1)[-1])
+    return deleted, failed

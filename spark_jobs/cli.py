@@ -1,0 +1,128 @@
+"""What every spark-submit entry point shares: arguments, options, the Spark session, and the
+one JSON line each job prints last, for an orchestrator to read.
+
+    spark-submit spark_jobs/<job>.py --base-path PATH [--table-name NAME]
+        [--hoodie-conf key=value ...] [--props FILE] [job arguments]
+
+Options are Apache Hudi's `hoodie.*` names: `--props` reads a Java properties file, each
+`--hoodie-conf` overrides one (later wins). The last line on stdout is a JSON object with the
+job, the table, the instant time, action and state it produced and some counts; the exit code
+is 0 only when the job succeeded (then `"status": "SUCCEEDED"`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from jproperties import Properties
+from pyspark.sql import SparkSession
+
+from hudi_core import HudiTable
+from hudi_core.errors import HudiError
+from hudi_core.timeline import Instant
+from spark_jobs.engine import SparkEngine
+
+_LOG = logging.getLogger("spark_jobs")
+
+
+def parser(job: str, description: str) -> argparse.ArgumentParser:
+    """The arguments every job takes; jobs add their own."""
+    parsed = argparse.ArgumentParser(prog=f"spark_jobs/{job}.py", description=description)
+    parsed.add_argument("--base-path", required=True, help="the table's base path (or URI)")
+    parsed.add_argument("--table-name", help="the table's name (checked against the table's)")
+    parsed.add_argument(
+        "--hoodie-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any hoodie.* option; repeat for more",
+    )
+    parsed.add_argument("--props", help="a properties file of hoodie.* options")
+    parsed.add_argument(
+        "--spark-master",
+        help="the Spark master when not run by spark-submit (default: local[*])",
+    )
+    return parsed
+
+
+def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
+    """--props, then each --hoodie-conf on top."""
+    options: dict[str, str] = {}
+    if args.props:
+        properties = Properties()
+        with open(args.props, "rb") as handle:
+            properties.load(handle, "utf-8")
+        options.update({key: value.data for key, value in properties.items()})
+    for pair in args.hoodie_conf:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise HudiError(f"--hoodie-conf takes key=value, not '{pair}'")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def spark_session(job: str, master: str | None = None) -> SparkSession:
+    """The running session (tests, notebooks), else a new one; spark-submit's settings rule."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
+    builder = SparkSession.builder.appName(f"hudi-{job}")
+    if master:
+        builder = builder.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not started by spark-submit
+        builder = builder.master("local[*]")
+    return builder.getOrCreate()
+
+
+def open_table(spark: SparkSession, args: argparse.Namespace, options: dict) -> HudiTable:
+    """The table at --base-path, its services running on Spark executors."""
+    table = HudiTable.open(args.base_path, options=options, engine=SparkEngine(spark))
+    if args.table_name and args.table_name != table.name:
+        raise HudiError(
+            f"--table-name {args.table_name} does not match the table at {args.base_path} "
+            f"({table.name})"
+        )
+    return table
+
+
+def result(
+    job: str,
+    base_path: str,
+    instant: Instant | str | None,
+    action: str | None = None,
+    state: str | None = None,
+    **counts: Any,
+) -> dict[str, Any]:
+    """The job's result line: what it did to which table."""
+    if isinstance(instant, Instant):
+        action, state, instant = instant.action, instant.state.value, instant.timestamp
+    return {
+        "job": job,
+        "status": "SUCCEEDED",
+        "base_path": base_path,
+        "instant_time": instant,
+        "action": action,
+        "state": state if instant is not None else (state or "NOTHING_TO_DO"),
+        "counts": counts,
+    }
+
+
+def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[str] | None) -> int:
+    """Runs a job's main and prints its result as the last line: 0 on success, else 1."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    try:
+        outcome = main(argv)
+        code = 0
+    except SystemExit:  # argparse: --help, bad arguments
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure must end in a result line
+        traceback.print_exc()
+        outcome = {"job": job, "status": "FAILED", "error": f"{type(exc).__name__}: {exc}"}
+        code = 1
+    print(json.dumps(outcome, sort_keys=True), flush=True)
+    return code

@@ -1,0 +1,81 @@
+"""Schedule and/or execute a merge-on-read compaction, as Apache Hudi's HoodieCompactor does.
+
+    spark-submit spark_jobs/compact.py --base-path /data/trips --mode schedule
+    spark-submit spark_jobs/compact.py --base-path /data/trips --mode execute [--instant-time T]
+
+`schedule` writes a plan when the trigger (hoodie.compact.inline.trigger.strategy and its
+thresholds) says one is due and prints its instant time; `execute` runs the given plan, or the
+oldest (--seq FIFO) or newest (LIFO) pending one, its file slices merged on the executors;
+`scheduleAndExecute` does both.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from hudi_core.config import compaction_options as C
+from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.compaction_plan import read_plan
+from hudi_core.timeline import ActiveTimeline
+from spark_jobs import cli
+
+JOB = "compact"
+MODES = {"schedule": "schedule", "execute": "execute", "scheduleandexecute": "scheduleAndExecute"}
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = _arguments(argv)
+    options = cli.hoodie_options(args)
+    if args.strategy:
+        options[C.STRATEGY.key] = args.strategy
+    if args.target_io is not None:
+        options[C.TARGET_IO.key] = str(args.target_io)
+    spark = cli.spark_session(JOB, args.spark_master)
+    table = cli.open_table(spark, args, options)
+    instant_time = args.instant_time
+    if args.mode in ("schedule", "scheduleAndExecute"):
+        instant_time = table.compaction.schedule()
+        if instant_time is None:
+            return cli.result(JOB, args.base_path, None, file_groups=0)
+        if args.mode == "schedule":
+            return _describe(table, instant_time)
+    done = table.compaction.run(instant_time, order=args.seq)
+    if done is None:
+        return cli.result(JOB, args.base_path, None, file_groups=0)
+    return _describe(table, done)
+
+
+def _describe(table, instant_time: str) -> dict[str, Any]:
+    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
+    instant = timeline.find(instant_time)
+    plan = read_plan(timeline, instant_time)
+    counts: dict[str, Any] = {
+        "file_groups": len(plan.operations),
+        "log_files": sum(len(op.log_files) for op in plan.operations),
+    }
+    if instant.is_completed:
+        stats = CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).write_stats()
+        counts["rows_written"] = sum(s.num_writes for s in stats)
+        counts["log_records"] = sum(s.compaction.log_records for s in stats if s.compaction)
+    return cli.result(JOB, str(table.storage.base_uri), instant, **counts)
+
+
+def _arguments(argv: Sequence[str] | None):
+    parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
+    parser.add_argument(
+        "--mode",
+        default="scheduleAndExecute",
+        type=lambda value: MODES.get(value.lower(), value),
+        choices=sorted(MODES.values()),
+    )
+    parser.add_argument("--instant-time", help="execute: the planned compaction to run")
+    parser.add_argument("--seq", default="FIFO", choices=("FIFO", "LIFO"), type=str.upper)
+    parser.add_argument("--strategy", help="hoodie.compaction.strategy (a class name)")
+    parser.add_argument("--target-io", type=int, help="hoodie.compaction.target.io (MB)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(JOB, main, None))

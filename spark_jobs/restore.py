@@ -1,0 +1,40 @@
+"""Restore a table to a savepoint: everything written after it is rolled back.
+
+    spark-submit spark_jobs/restore.py --base-path /data/trips --instant-time 20250101...
+
+A restore cut off midway is finished by running it again.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from hudi_core.timeline import ActiveTimeline, avro_metadata
+from spark_jobs import cli
+
+JOB = "restore"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
+    parser.add_argument("--instant-time", required=True, help="the savepoint to restore to")
+    args = parser.parse_args(argv)
+    spark = cli.spark_session(JOB, args.spark_master)
+    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    restore_time = table.restore(args.instant_time)
+    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
+    instant = timeline.find(restore_time)
+    metadata = avro_metadata.deserialize(timeline.read_bytes(instant))
+    return cli.result(
+        JOB,
+        args.base_path,
+        instant,
+        savepoint=args.instant_time,
+        instants_rolled_back=len(metadata["instantsToRollback"]),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(JOB, main, None))

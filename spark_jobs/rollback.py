@@ -1,0 +1,38 @@
+"""Roll back the latest write (or compaction) of a table, completed or not.
+
+spark-submit spark_jobs/rollback.py --base-path /data/trips --instant-time 20250101...
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from hudi_core.timeline import ActiveTimeline, avro_metadata
+from spark_jobs import cli
+
+JOB = "rollback"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
+    parser.add_argument("--instant-time", required=True, help="the write to roll back")
+    args = parser.parse_args(argv)
+    spark = cli.spark_session(JOB, args.spark_master)
+    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    rollback_time = table.rollback(args.instant_time)
+    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
+    instant = timeline.find(rollback_time)
+    metadata = avro_metadata.deserialize(timeline.read_bytes(instant))
+    return cli.result(
+        JOB,
+        args.base_path,
+        instant,
+        rolled_back=args.instant_time,
+        files_deleted=metadata["totalFilesDeleted"],
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(JOB, main, None))

@@ -1,0 +1,45 @@
+"""Savepoint a commit (pin its files against cleaning and archival), or delete a savepoint.
+
+    spark-submit spark_jobs/savepoint.py --base-path /data/trips [--instant-time T]
+        [--comments "before the backfill"] [--delete]
+
+Without --instant-time the latest completed commit is savepointed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from hudi_core.errors import HudiError
+from hudi_core.timeline import ActiveTimeline
+from spark_jobs import cli
+
+JOB = "savepoint"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
+    parser.add_argument("--instant-time", help="the commit (default: the latest)")
+    parser.add_argument("--comments", default="", help="recorded with the savepoint")
+    parser.add_argument("--delete", action="store_true", help="delete the savepoint instead")
+    args = parser.parse_args(argv)
+    spark = cli.spark_session(JOB, args.spark_master)
+    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
+    instant_time = args.instant_time
+    if instant_time is None:
+        latest = timeline.last_completed_write()
+        if latest is None:
+            raise HudiError("the table has no completed commit to savepoint")
+        instant_time = latest.timestamp
+    if args.delete:
+        table.delete_savepoint(instant_time)
+        return cli.result(JOB, args.base_path, instant_time, "savepoint", "DELETED")
+    table.savepoint(instant_time, args.comments)
+    return cli.result(JOB, args.base_path, instant_time, "savepoint", "COMPLETED")
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run(JOB, main, None))

@@ -1,0 +1,132 @@
+"""Source drops for ingestion: files that appear in a directory, read once each.
+
+As Apache Hudi's streamer reads a DFS source, the checkpoint is the modification time of the
+newest file taken; the next run takes files modified after it. All files modified at one
+instant are taken together, so a checkpoint never splits them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import fastavro
+import pyarrow as pa
+import pyarrow.fs as pafs
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from hudi_core.errors import HudiError
+from hudi_core.schema.to_arrow import avro_to_arrow
+
+FORMATS = ("json", "csv", "parquet", "avro")
+_EXTENSIONS = {"json": (".json", ".jsonl"), "csv": (".csv",), "parquet": (".parquet",)}
+_EXTENSIONS["avro"] = (".avro",)
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # as the file system names it
+    modified_ms: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Drop:
+    """The files one ingestion run takes, and the checkpoint after them."""
+
+    files: list[SourceFile]
+    checkpoint: str | None
+
+
+def new_files(
+    source_path: str, source_format: str, checkpoint: str | None, limit_bytes: int | None = None
+) -> Drop:
+    """Files of the format modified after `checkpoint`, oldest first, up to `limit_bytes`
+    (whole modification times at a time; at least one)."""
+    if source_format not in FORMATS:
+        raise HudiError(f"--source-format {source_format} is not one of {', '.join(FORMATS)}")
+    filesystem, root = pafs.FileSystem.from_uri(_as_uri(source_path))
+    selector = pafs.FileSelector(root, recursive=True, allow_not_found=False)
+    after = int(checkpoint) if checkpoint else -1
+    found = sorted(
+        (
+            SourceFile(_uri_of(source_path, root, info.path), info.mtime_ns // 1_000_000, info.size)
+            for info in filesystem.get_file_info(selector)
+            if info.type == pafs.FileType.File
+            and info.base_name.endswith(_EXTENSIONS[source_format])
+            and not info.base_name.startswith((".", "_"))
+            and info.mtime_ns // 1_000_000 > after
+        ),
+        key=lambda f: (f.modified_ms, f.path),
+    )
+    taken = _within_limit(found, limit_bytes)
+    newest = taken[-1].modified_ms if taken else None
+    return Drop(taken, str(newest) if newest is not None else checkpoint)
+
+
+def _within_limit(files: list[SourceFile], limit_bytes: int | None) -> list[SourceFile]:
+    if not limit_bytes:
+        return files
+    taken, total = [], 0
+    for file in files:
+        if taken and total + file.size > limit_bytes and file.modified_ms != taken[-1].modified_ms:
+            break
+        taken.append(file)
+        total += file.size
+    return taken
+
+
+def read_files(spark: SparkSession, files: list[SourceFile], source_format: str) -> DataFrame:
+    """The rows of `files` as one DataFrame (JSON and CSV schemas are inferred; CSV files
+    have a header row)."""
+    paths = [f.path for f in files]
+    if source_format == "parquet":
+        return spark.read.parquet(*paths)
+    if source_format == "json":
+        return spark.read.json(paths)
+    if source_format == "csv":
+        return spark.read.csv(paths, header=True, inferSchema=True)
+    return _read_avro(spark, paths)
+
+
+def _read_avro(spark: SparkSession, paths: list[str]) -> DataFrame:
+    """Avro data files, decoded by fastavro on the executors (one file per task); the schema
+    is the first file's (Spark has no Avro reader of its own without the spark-avro jar)."""
+    arrow_schema = avro_to_arrow(_avro_schema_of(paths[0]))
+    names = spark.createDataFrame([(p,) for p in paths], "path string")
+    names = names.repartition(min(len(paths), spark.sparkContext.defaultParallelism))
+    spark_schema = from_arrow_schema(arrow_schema, prefer_timestamp_ntz=False)
+    return names.mapInArrow(_AvroFiles(arrow_schema), spark_schema)
+
+
+def _avro_schema_of(path: str) -> dict:
+    filesystem, local = pafs.FileSystem.from_uri(_as_uri(path))
+    with filesystem.open_input_file(local) as handle:
+        return fastavro.reader(handle).writer_schema
+
+
+class _AvroFiles:
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column(0).to_pylist():
+                filesystem, local = pafs.FileSystem.from_uri(_as_uri(path))
+                with filesystem.open_input_file(local) as handle:
+                    records = list(fastavro.reader(handle))
+                yield from pa.Table.from_pylist(records, schema=self.schema).to_batches()
+
+
+def _as_uri(path: str) -> str:
+    return path if "://" in path else f"file://{os.path.abspath(path)}"
+
+
+def _uri_of(source_path: str, root: str, file_path: str) -> str:
+    """A listed file as Spark (and fastavro, through pyarrow) can open it."""
+    if "://" in source_path:
+        scheme = source_path.split("://", 1)[0]
+        return f"{scheme}://{file_path}"
+    return file_path

@@ -1,0 +1,31 @@
+"""One local[2] SparkSession for the whole test session (starting one takes seconds)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # executors run this venv's interpreter
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    from spark_jobs import datasource
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("hudi-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    datasource.register(session)
+    yield session
+    session.stop()
