@@ -114,7 +114,11 @@ def result(
 
 def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[str] | None) -> int:
     """Runs a job's main and prints its result as the last line: 0 on success, else 1."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    # Only our own loggers at INFO: under spark-submit the driver's stderr is merged into its
+    # stdout, and py4j logs at INFO when the interpreter exits, after the result line.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    for name in ("hudi_core", "spark_jobs"):
+        logging.getLogger(name).setLevel(logging.INFO)
     try:
         outcome = main(argv)
         code = 0

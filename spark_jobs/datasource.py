@@ -51,7 +51,7 @@ from hudi_core.read.reader import ReadPlan, TableReader, read_request
 from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD
 from hudi_core.storage import Storage
 from hudi_core.table import HudiTable
-from spark_jobs.writer import SparkWriter
+from spark_jobs.writer import SparkWriter, raised_as_hudi_errors
 
 FORMAT = "hudi"
 _PUSHABLE = {
@@ -165,7 +165,8 @@ def _guard_reads() -> None:
         return original_format(self, source)
 
     def load(self: DataFrameReader, path=None, format=None, schema=None, **options):
-        df = original_load(self, path, format, schema, **options)
+        with raised_as_hudi_errors():  # no table at the path: TableNotFoundError, say
+            df = original_load(self, path, format, schema, **options)
         if (format or getattr(self, "_hudi_source", "")).lower() != FORMAT:
             return df
         return df.where(F.col(_guard_column(df, path)).isNotNull())

@@ -20,18 +20,22 @@ groups of its rows.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel, TaskContext
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
+from hudi_core import errors
 from hudi_core.config import write_options as W
 from hudi_core.engine import running_attempt
 from hudi_core.errors import HudiError
@@ -72,6 +76,16 @@ class SparkWriter:
         extra_metadata: Mapping[str, str] | None = None,
     ) -> str | None:
         """Writes `df`; returns the instant time, None when there was nothing to write."""
+        with raised_as_hudi_errors():
+            return self._write(df, operation, options, extra_metadata)
+
+    def _write(
+        self,
+        df: DataFrame,
+        operation: str,
+        options: Mapping[str, Any] | None,
+        extra_metadata: Mapping[str, str] | None,
+    ) -> str | None:
         merged = {**self.table.options, **(options or {})}
         client = WriteClient(self.table.storage, self.table.config, self.engine)
         job = client.start(operation, merged)
@@ -80,8 +94,11 @@ class SparkWriter:
         prepared, data_schema, rows_schema = self._prepared(job, df)
         prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            allow_empty = job.options.get_option(W.ALLOW_EMPTY_COMMIT)
-            if not allow_empty and prepared.isEmpty():
+            # Counting prepares every row before an instant exists (as hudi_core does), so a
+            # bad batch (null keys, say) fails with nothing to roll back; isEmpty() would
+            # look at one row only.
+            empty = prepared.count() == 0
+            if empty and not job.options.get_option(W.ALLOW_EMPTY_COMMIT):
                 return None
             with job.transaction() as transaction:
                 stats, replaced = self._execute(
@@ -382,6 +399,23 @@ class _PartitionPaths:
 
 
 # ---- helpers
+
+_EXECUTOR_HUDI_ERROR = re.compile(r"hudi_core\.errors\.(\w+): ([^\n]*)")
+
+
+@contextmanager
+def raised_as_hudi_errors() -> Iterator[None]:
+    """A HudiError raised in a Python worker (an executor's task, or a data source's planning)
+    reaches the driver as a Spark exception holding the worker's traceback; callers get the
+    hudi_core error itself instead."""
+    try:
+        yield
+    except PySparkException as failure:
+        found = _EXECUTOR_HUDI_ERROR.findall(str(failure))
+        error = getattr(errors, found[-1][0], None) if found else None
+        if isinstance(error, type) and issubclass(error, HudiError):
+            raise error(found[-1][1].strip()) from failure
+        raise
 
 
 def _all_rows(
