@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import fastavro
 import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -78,46 +79,69 @@ def _within_limit(files: list[SourceFile], limit_bytes: int | None) -> list[Sour
     return taken
 
 
-def read_files(spark: SparkSession, files: list[SourceFile], source_format: str) -> DataFrame:
-    """The rows of `files` as one DataFrame (JSON and CSV schemas are inferred; CSV files
-    have a header row)."""
+class ArrowFiles:
+    """Source files Python reads itself on the executors (pyarrow for parquet, fastavro for
+    Avro), a file per task: the writer prepares their rows where they are read, so they
+    never cross from the JVM to Python row by row."""
+
+    def __init__(self, paths: list[str], source_format: str) -> None:
+        self.paths = paths
+        self.source_format = source_format
+        if source_format == "avro":
+            # The first file's schema (Spark has no Avro reader without the spark-avro jar).
+            self.schema = avro_to_arrow(_avro_schema_of(paths[0]))
+        else:
+            with _open(paths[0]) as handle:
+                self.schema = pq.read_schema(handle)
+
+    def names(self, spark: SparkSession) -> DataFrame:
+        """The file paths, spread over the executors."""
+        names = spark.createDataFrame([(p,) for p in self.paths], "path string")
+        return names.repartition(min(len(self.paths), spark.sparkContext.defaultParallelism))
+
+    def tables(self, names: Iterator[pa.RecordBatch]) -> Iterator[pa.Table]:
+        """The rows of each file named in `names` (batches of paths)."""
+        for batch in names:
+            for path in batch.column(0).to_pylist():
+                yield self._read(path)
+
+    def to_dataframe(self, spark: SparkSession) -> DataFrame:
+        spark_schema = from_arrow_schema(self.schema, prefer_timestamp_ntz=False)
+        return self.names(spark).mapInArrow(self._batches, spark_schema)
+
+    def _batches(self, names: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for table in self.tables(names):
+            yield from table.to_batches()
+
+    def _read(self, path: str) -> pa.Table:
+        with _open(path) as handle:
+            if self.source_format == "parquet":
+                return pq.read_table(handle).cast(self.schema)
+            records = list(fastavro.reader(handle))
+        return pa.Table.from_pylist(records, schema=self.schema)
+
+
+def read_files(
+    spark: SparkSession, files: list[SourceFile], source_format: str
+) -> DataFrame | ArrowFiles:
+    """The rows of `files`: parquet and Avro files for Python to read on the executors, JSON
+    and CSV as a DataFrame of Spark's readers (schemas inferred; CSV files have a header)."""
     paths = [f.path for f in files]
-    if source_format == "parquet":
-        return spark.read.parquet(*paths)
+    if source_format in ("parquet", "avro"):
+        return ArrowFiles(paths, source_format)
     if source_format == "json":
         return spark.read.json(paths)
-    if source_format == "csv":
-        return spark.read.csv(paths, header=True, inferSchema=True)
-    return _read_avro(spark, paths)
-
-
-def _read_avro(spark: SparkSession, paths: list[str]) -> DataFrame:
-    """Avro data files, decoded by fastavro on the executors (one file per task); the schema
-    is the first file's (Spark has no Avro reader of its own without the spark-avro jar)."""
-    arrow_schema = avro_to_arrow(_avro_schema_of(paths[0]))
-    names = spark.createDataFrame([(p,) for p in paths], "path string")
-    names = names.repartition(min(len(paths), spark.sparkContext.defaultParallelism))
-    spark_schema = from_arrow_schema(arrow_schema, prefer_timestamp_ntz=False)
-    return names.mapInArrow(_AvroFiles(arrow_schema), spark_schema)
+    return spark.read.csv(paths, header=True, inferSchema=True)
 
 
 def _avro_schema_of(path: str) -> dict:
-    filesystem, local = pafs.FileSystem.from_uri(_as_uri(path))
-    with filesystem.open_input_file(local) as handle:
+    with _open(path) as handle:
         return fastavro.reader(handle).writer_schema
 
 
-class _AvroFiles:
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema = schema
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for path in batch.column(0).to_pylist():
-                filesystem, local = pafs.FileSystem.from_uri(_as_uri(path))
-                with filesystem.open_input_file(local) as handle:
-                    records = list(fastavro.reader(handle))
-                yield from pa.Table.from_pylist(records, schema=self.schema).to_batches()
+def _open(path: str):
+    filesystem, local = pafs.FileSystem.from_uri(_as_uri(path))
+    return filesystem.open_input_file(local)
 
 
 def _as_uri(path: str) -> str:

@@ -2,19 +2,23 @@
 
 The driver runs hudi_core's write transaction; the data goes through Spark:
 
-1. executors prepare their batches (validate, key, flag deletes) with hudi_core's preparer;
-2. duplicates are brought together by key and pre-combined (when the operation does);
-3. tagging: a join with the keys stored in the touched partitions' base files (read on
-   executors) finds each row's file group (Apache Hudi's simple index, as a Spark join);
-4. the driver collects counts only (rows per file group, new rows per partition) and plans
+1. executors prepare the input's batches (validate, key, flag deletes) with hudi_core's
+   preparer and pack them into Arrow blobs by the hash of their record key (spark_jobs.blobs);
+2. a shuffle brings every key's rows, and the keys stored in the touched partitions' base
+   files (read on executors), into one task: there duplicates are pre-combined and each row
+   tagged with the file group holding its key (Apache Hudi's simple index);
+3. the driver collects counts only (rows per file group, new rows per partition) and plans
    buckets with hudi_core (small files, new file groups sized by the record size estimate);
-5. executors route every row to its bucket, a shuffle puts each bucket in one Spark
-   partition, and each bucket is written by hudi_core's write task there;
-6. the driver collects the write stats and completes the instant.
+4. executors route every row to its bucket, a shuffle puts each bucket in one Spark
+   partition, and hudi_core's write task writes it there;
+5. the driver collects the write stats and completes the instant.
 
-Bulk inserts skip 3-5: rows are range-partitioned by partition path and key (or left where
-they are with hoodie.bulkinsert.sort.mode=NONE) and every Spark partition writes new file
-groups of its rows.
+Only the input crosses from the JVM to Python row by row; after that rows travel as blobs,
+so a shuffle moves a few large values (see spark_jobs.blobs for why).
+
+Bulk inserts take Spark's own sort instead: rows are range-partitioned by partition path and
+key (or left where they are with hoodie.bulkinsert.sort.mode=NONE) and every Spark
+partition writes new file groups of its rows.
 """
 
 from __future__ import annotations
@@ -33,13 +37,12 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
-from pyspark.sql.types import LongType, StructField, StructType
 
 from hudi_core import errors
 from hudi_core.config import write_options as W
 from hudi_core.engine import running_attempt
 from hudi_core.errors import HudiError
-from hudi_core.index.base import IndexContext
+from hudi_core.index.base import IndexContext, match_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
@@ -52,12 +55,14 @@ from hudi_core.write.client import WriteClient, WriteJob
 from hudi_core.write.handles import CreateTask, WriteSettings
 from hudi_core.write.prepare import BatchPreparer
 from hudi_core.write.transaction import WriteTransaction
+from spark_jobs import blobs
+from spark_jobs.blobs import FILE_ID
 from spark_jobs.engine import SparkEngine, current_attempt
+from spark_jobs.sources import ArrowFiles
 
-FILE_ID = "__hudi_file_id"
-BUCKET = "__hudi_bucket"
-SLOT = "__hudi_slot"  # what the shuffle hashes: chosen so that bucket b lands in partition b
 STATS_SCHEMA = "stat string"
+FLUSH_BYTES = 64 << 20  # prepared rows a task packs into blobs at a time
+Counts = list[tuple[str, str | None, bool, int]]  # (partition path, file id, delete, rows)
 
 
 class SparkWriter:
@@ -70,132 +75,104 @@ class SparkWriter:
 
     def write(
         self,
-        df: DataFrame,
+        df: DataFrame | ArrowFiles,
         operation: str = "upsert",
         options: Mapping[str, Any] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
     ) -> str | None:
-        """Writes `df`; returns the instant time, None when there was nothing to write."""
-        with raised_as_hudi_errors():
-            return self._write(df, operation, options, extra_metadata)
-
-    def _write(
-        self,
-        df: DataFrame,
-        operation: str,
-        options: Mapping[str, Any] | None,
-        extra_metadata: Mapping[str, str] | None,
-    ) -> str | None:
+        """Writes `df` (or files Python reads on the executors); returns the instant time,
+        None when there was nothing to write."""
         merged = {**self.table.options, **(options or {})}
         client = WriteClient(self.table.storage, self.table.config, self.engine)
-        job = client.start(operation, merged)
-        if job.op == "DELETE_PARTITION":
-            return self._delete_partitions(job, df, extra_metadata)
-        prepared, data_schema, rows_schema = self._prepared(job, df)
-        prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            # Counting prepares every row before an instant exists (as hudi_core does), so a
-            # bad batch (null keys, say) fails with nothing to roll back; isEmpty() would
-            # look at one row only.
-            empty = prepared.count() == 0
-            if empty and not job.options.get_option(W.ALLOW_EMPTY_COMMIT):
-                return None
-            with job.transaction() as transaction:
-                stats, replaced = self._execute(
-                    job, transaction, prepared, data_schema, rows_schema
-                )
-                transaction.complete(stats, data_schema, replaced, extra_metadata)
-        finally:
-            prepared.unpersist()
-        return transaction.instant_time
+        with raised_as_hudi_errors(), _Cache(self.spark) as cache:
+            job = client.start(operation, merged)
+            if job.op in ("DELETE_PARTITION", "BULK_INSERT") and isinstance(df, ArrowFiles):
+                df = df.to_dataframe(self.spark)
+            if job.op == "DELETE_PARTITION":
+                return self._delete_partitions(job, df, extra_metadata)
+            if job.op == "BULK_INSERT":
+                return self._bulk_insert(job, df, cache, extra_metadata)
+            return self._routed_write(job, df, cache, extra_metadata)
 
-    # ---- preparing
-
-    def _prepared(
-        self, job: WriteJob, df: DataFrame
-    ) -> tuple[DataFrame, pa.Schema | None, pa.Schema]:
-        """The prepared rows, the data schema they commit, and their Arrow schema."""
-        timezone = self.spark.conf.get("spark.sql.session.timeZone")
-        arrow_schema = to_arrow_schema(df.schema, timezone=timezone)
-        preparer = job.preparer
-        sample, data_schema = preparer.prepare(arrow_schema.empty_table(), combine=False)
-        spark_schema = from_arrow_schema(sample.schema, prefer_timestamp_ntz=False)
-        prepared = df.mapInArrow(_Prepare(preparer, sample.schema), spark_schema)
-        if job.combine:
-            partitions = self.engine.parallelism
-            prepared = prepared.repartition(partitions, RECORD_KEY_FIELD, PARTITION_PATH_FIELD)
-            prepared = prepared.mapInArrow(_Precombine(preparer, sample.schema), spark_schema)
-        return prepared, data_schema, sample.schema
-
-    # ---- writing
-
-    def _execute(
+    def _routed_write(
         self,
         job: WriteJob,
-        transaction: WriteTransaction,
-        prepared: DataFrame,
-        data_schema: pa.Schema | None,
-        rows_schema: pa.Schema,
-    ) -> tuple[list[WriteStat], dict[str, list[str]] | None]:
+        source: DataFrame | ArrowFiles,
+        cache: _Cache,
+        extra_metadata: Mapping[str, str] | None,
+    ) -> str | None:
+        if isinstance(source, ArrowFiles):
+            arrow_schema, files, df = source.schema, source, source.names(self.spark)
+        else:
+            arrow_schema, files, df = _arrow_schema(self.spark, source), None, source
+        rows_schema, data_schema = _prepared_schema(job, arrow_schema)
+        shuffle = _shuffle_values(self.spark, self._shuffle_partitions(job, df))
+        preparer = _PrepareBlobs(job.preparer, rows_schema, shuffle, files)
+        split = df.mapInArrow(preparer, blobs.SPARK_SCHEMA)
+        # Counting prepares every row before an instant exists, as hudi_core does, so a bad
+        # batch (null keys, say) fails with nothing to roll back.
+        split, counts = cache.counted(split)
+        if not counts and not job.options.get_option(W.ALLOW_EMPTY_COMMIT):
+            return None
         if data_schema is None:
             raise HudiError("nothing to write: the table has no schema and the batch none")
-        settings = job.settings(transaction.instant_time, data_schema)
-        if job.op == "BULK_INSERT":
-            transaction.start_execution([])
-            return self._bulk_insert(job, prepared, settings, rows_schema), None
-        view = transaction.view
-        replaced = None
-        if job.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
-            touched = _distinct_partitions(prepared)
-            doomed = [
-                s
-                for s in view.latest_slices()
-                if job.op == "INSERT_OVERWRITE_TABLE" or s.partition_path in touched
-            ]
-            replaced = _file_ids_by_partition(doomed)
-            tagged = prepared.withColumn(FILE_ID, F.lit(None).cast("string"))
-        elif job.op == "INSERT":
-            tagged = self._tagged(job, prepared, view.latest_slices())
-            if job.options.get_option(W.INSERT_DROP_DUPLICATES):
-                tagged = tagged.where(F.col(FILE_ID).isNull())
-            tagged = tagged.withColumn(FILE_ID, F.lit(None).cast("string"))
-        else:
-            tagged = self._tagged(job, prepared, view.latest_slices())
-        plan = self._plan(job, transaction, tagged, use_small_files=replaced is None)
-        if not plan.buckets:
-            transaction.start_execution([])
-            return [], replaced
-        for partition in sorted({b.partition_path for b in plan.buckets}):
-            ensure_partition_metadata(job.storage, partition, transaction.instant_time)
-        transaction.start_execution(b.planned_work() for b in plan.buckets)
-        match_keys = not (
-            job.op == "INSERT" and job.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
-        )
-        return self._write_buckets(tagged, plan, settings, match_keys, rows_schema), replaced
+        with job.transaction() as transaction:
+            view = transaction.view
+            replaced, candidates, keep = None, [], "all"
+            touched = {partition for partition, *_ in counts}
+            if job.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
+                whole = job.op == "INSERT_OVERWRITE_TABLE"
+                doomed = [s for s in view.latest_slices() if whole or s.partition_path in touched]
+                replaced = _file_ids_by_partition(doomed)
+            elif job.op != "INSERT" or job.options.get_option(W.INSERT_DROP_DUPLICATES):
+                candidates = [s for s in view.latest_slices() if s.base_file]
+                candidates = [s for s in candidates if s.partition_path in touched]
+                keep = "new" if job.op == "INSERT" else "tagged"
+            tagged = split
+            if job.combine or candidates:
+                reducer = _CombineAndTag(job.preparer, job.combine, candidates, keep, rows_schema)
+                keyed = split
+                if candidates:
+                    keyed = split.unionByName(self._stored_keys(job, candidates, shuffle))
+                reduced = keyed.repartition(len(shuffle), "slot").mapInArrow(
+                    reducer, blobs.SPARK_SCHEMA
+                )
+                tagged, counts = cache.counted(reduced)
+            plan = self._plan(job, transaction, counts, use_small_files=replaced is None)
+            settings = job.settings(transaction.instant_time, data_schema)
+            for partition in sorted({b.partition_path for b in plan.buckets}):
+                ensure_partition_metadata(job.storage, partition, transaction.instant_time)
+            transaction.start_execution(b.planned_work() for b in plan.buckets)
+            stats = []
+            if plan.buckets:
+                allow_duplicates = job.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
+                match = not (job.op == "INSERT" and allow_duplicates)
+                stats = self._write_buckets(tagged, plan, settings, match, rows_schema)
+            transaction.complete(stats, data_schema, replaced, extra_metadata)
+        return transaction.instant_time
 
-    def _tagged(self, job: WriteJob, prepared: DataFrame, slices: list[FileSlice]) -> DataFrame:
-        """The prepared rows with the file id holding each key (null for new keys)."""
-        touched = _distinct_partitions(prepared)
-        candidates = [s for s in slices if s.base_file and s.partition_path in touched]
-        if not candidates:
-            return prepared.withColumn(FILE_ID, F.lit(None).cast("string"))
-        # Read on executors, one slice per task: no engine of its own needed there.
+    def _shuffle_partitions(self, job: WriteJob, df: DataFrame) -> int:
+        """The operation's hoodie.*.shuffle.parallelism, else the input's partitions (at
+        least the engine's parallelism), as Apache Hudi infers it."""
+        configured = job.shuffle_parallelism
+        if configured > 0:
+            return configured
+        return max(df.rdd.getNumPartitions(), self.engine.parallelism)
+
+    def _stored_keys(
+        self, job: WriteJob, candidates: list[FileSlice], shuffle: np.ndarray
+    ) -> DataFrame:
+        """Blobs of the keys stored in `candidates`, by key slot; read on executors, one
+        slice per task (no engine of their own needed there)."""
         context = IndexContext(
             job.storage, None, candidates, job.key_generator, job.config.populate_meta_fields
         )
-        reader = _StoredKeys(context)
-        ids = self.spark.range(len(candidates), numPartitions=min(len(candidates), 64))
-        stored = ids.mapInArrow(reader, _STORED_KEYS_SPARK_SCHEMA)
-        return prepared.join(stored, [RECORD_KEY_FIELD, PARTITION_PATH_FIELD], "left")
+        ids = self.spark.range(len(candidates), numPartitions=max(1, min(len(candidates), 64)))
+        return ids.mapInArrow(_StoredKeyBlobs(context, shuffle), blobs.SPARK_SCHEMA)
 
     def _plan(
-        self,
-        job: WriteJob,
-        transaction: WriteTransaction,
-        tagged: DataFrame,
-        use_small_files: bool,
+        self, job: WriteJob, transaction: WriteTransaction, counts: Counts, use_small_files: bool
     ) -> BucketPlan:
-        counts = tagged.groupBy(PARTITION_PATH_FIELD, FILE_ID, DELETE_COLUMN).count().collect()
         updates: dict[tuple[str, str], int] = {}
         inserts: dict[str, int] = {}
         for partition, file_id, is_delete, count in counts:
@@ -222,31 +199,53 @@ class SparkWriter:
         rows_schema: pa.Schema,
     ) -> list[WriteStat]:
         count = len(plan.buckets)
-        slots = _slots(self.spark, count)
-        extra = [StructField(BUCKET, LongType()), StructField(SLOT, LongType())]
-        routed_schema = StructType([*tagged.schema.fields, *extra])
-        routed = tagged.mapInArrow(_Route(plan, slots), routed_schema)
-        shuffled = routed.repartition(count, SLOT)
+        shuffle = _shuffle_values(self.spark, count)
+        routed = tagged.mapInArrow(_RouteBlobs(plan, shuffle), blobs.SPARK_SCHEMA)
         runner = _RunBuckets(plan, settings, match_keys, rows_schema)
-        stats = shuffled.mapInArrow(runner, STATS_SCHEMA)
+        stats = routed.repartition(count, "slot").mapInArrow(runner, STATS_SCHEMA)
         return [WriteStat.from_json(json.loads(row.stat)) for row in stats.collect()]
 
+    # ---- bulk insert
+
     def _bulk_insert(
-        self, job: WriteJob, prepared: DataFrame, settings: WriteSettings, rows_schema: pa.Schema
-    ) -> list[WriteStat]:
+        self,
+        job: WriteJob,
+        df: DataFrame,
+        cache: _Cache,
+        extra_metadata: Mapping[str, str] | None,
+    ) -> str | None:
+        rows_schema, data_schema = _prepared_schema(job, _arrow_schema(self.spark, df))
+        spark_schema = from_arrow_schema(rows_schema, prefer_timestamp_ntz=False)
+        partitions = self._shuffle_partitions(job, df)
+        if job.combine:
+            # A key's record key columns decide its key: rows of one key meet in one task.
+            key_columns = [F.col(name) for name in job.config.record_key_fields]
+            df = df.repartition(partitions, *key_columns)
+        prepared = df.mapInArrow(_Prepare(job.preparer, rows_schema, job.combine), spark_schema)
+        prepared = prepared.where(~F.col(DELETE_COLUMN))
+        prepared, with_rows = cache.partitions_of(prepared)
+        if not with_rows and not job.options.get_option(W.ALLOW_EMPTY_COMMIT):
+            return None
+        if data_schema is None:
+            raise HudiError("nothing to write: the table has no schema and the batch none")
         mode = job.options.get_option(W.BULK_INSERT_SORT_MODE)
-        rows = prepared.where(~F.col(DELETE_COLUMN))
         if mode == "GLOBAL_SORT":
             order = [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
-            rows = rows.repartitionByRange(self.engine.parallelism, *order)
-            rows = rows.sortWithinPartitions(*order)
+            prepared = prepared.repartitionByRange(partitions, *order).sortWithinPartitions(*order)
         elif mode == "PARTITION_SORT":
-            rows = rows.sortWithinPartitions(PARTITION_PATH_FIELD, RECORD_KEY_FIELD)
-        partitions = _distinct_partitions(rows)
-        for partition in sorted(partitions):
-            ensure_partition_metadata(job.storage, partition, settings.instant_time)
-        stats = rows.mapInArrow(_CreateFileGroups(settings, rows_schema), STATS_SCHEMA)
-        return [WriteStat.from_json(json.loads(row.stat)) for row in stats.collect()]
+            prepared = prepared.sortWithinPartitions(PARTITION_PATH_FIELD, RECORD_KEY_FIELD)
+        with job.transaction() as transaction:
+            settings = job.settings(transaction.instant_time, data_schema)
+            transaction.start_execution([])
+            for partition in sorted(with_rows):
+                ensure_partition_metadata(job.storage, partition, settings.instant_time)
+            writer = _CreateFileGroups(settings, rows_schema)
+            stats = prepared.mapInArrow(writer, STATS_SCHEMA).collect()
+            stats = [WriteStat.from_json(json.loads(row.stat)) for row in stats]
+            transaction.complete(stats, data_schema, None, extra_metadata)
+        return transaction.instant_time
+
+    # ---- delete_partition
 
     def _delete_partitions(
         self, job: WriteJob, df: DataFrame, extra_metadata: Mapping[str, str] | None
@@ -273,71 +272,119 @@ class SparkWriter:
 # ---- what runs on executors (picklable callables over Arrow batches)
 
 
-class _Prepare:
-    def __init__(self, preparer: BatchPreparer, schema: pa.Schema) -> None:
+class _PrepareBlobs:
+    """Prepares the input's rows (or the rows of the files it names) and packs them into
+    blobs by key slot."""
+
+    def __init__(
+        self,
+        preparer: BatchPreparer,
+        schema: pa.Schema,
+        shuffle: np.ndarray,
+        files: ArrowFiles | None = None,
+    ) -> None:
         self.preparer = preparer
-        self.schema = schema
+        self.schema = schema  # of the prepared rows
+        self.shuffle = shuffle  # the shuffle value of each key slot
+        self.files = files
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            rows, _ = self.preparer.prepare(pa.Table.from_batches([batch]), combine=False)
-            yield from rows.cast(self.schema).to_batches()
+        tables = self.files.tables(batches) if self.files else map(pa.table, batches)
+        pending, size = [], 0
+        for table in tables:
+            rows, _ = self.preparer.prepare(table, combine=False)
+            pending.append(rows.cast(self.schema))
+            size += rows.nbytes
+            if size >= FLUSH_BYTES:
+                yield from self._packed(pending)
+                pending, size = [], 0
+        yield from self._packed(pending)
+
+    def _packed(self, pending: list[pa.Table]) -> Iterator[pa.RecordBatch]:
+        if not pending:
+            return
+        for slot, rows in blobs.by_key_slot(pa.concat_tables(pending), len(self.shuffle)):
+            yield from blobs.batches_of(rows, int(self.shuffle[slot]), counted=True)
 
 
-class _Precombine:
-    def __init__(self, preparer: BatchPreparer, schema: pa.Schema) -> None:
-        self.preparer = preparer
-        self.schema = schema
+class _StoredKeyBlobs:
+    """The keys stored in some slices' base files, packed by key slot (part: the slice)."""
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        rows = _all_rows(batches, self.schema)
-        if rows.num_rows:
-            yield from self.preparer.precombine(rows).cast(self.schema).to_batches()
-
-
-_STORED_KEYS_SCHEMA = pa.schema(
-    [(RECORD_KEY_FIELD, pa.string()), (PARTITION_PATH_FIELD, pa.string()), (FILE_ID, pa.string())]
-)
-_STORED_KEYS_SPARK_SCHEMA = from_arrow_schema(_STORED_KEYS_SCHEMA)
-
-
-class _StoredKeys:
-    """(key, partition, file id) of every key stored in the base files of some slices."""
-
-    def __init__(self, context: IndexContext) -> None:
+    def __init__(self, context: IndexContext, shuffle: np.ndarray) -> None:
         self.context = context
+        self.shuffle = shuffle
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                file_slice = self.context.slices[index]
-                keys = self.context.stored_keys(file_slice).combine_chunks()
-                n = len(keys)
-                yield pa.RecordBatch.from_arrays(
-                    [
-                        keys.cast(pa.string()),
-                        pa.array([file_slice.partition_path] * n, pa.string()),
-                        pa.array([file_slice.file_id] * n, pa.string()),
-                    ],
-                    schema=_STORED_KEYS_SCHEMA,
-                )
+                keys = self.context.stored_keys(self.context.slices[index])
+                stored = pa.table({RECORD_KEY_FIELD: keys.cast(pa.string())})
+                for slot, part in blobs.by_key_slot(stored, len(self.shuffle)):
+                    yield from blobs.batches_of(part, int(self.shuffle[slot]), blobs.KEYS, index)
 
 
-class _Route:
-    """Adds each row's bucket (and the shuffle slot of that bucket); drops rows of none."""
+class _CombineAndTag:
+    """All rows of some keys, with the stored copies of those keys: pre-combines them and
+    tags each with the file group holding its key. `keep`: "tagged" (upserts, deletes),
+    "new" (inserts dropping keys the table holds) or "all" (no tagging)."""
 
-    def __init__(self, plan: BucketPlan, slots: np.ndarray) -> None:
+    def __init__(
+        self,
+        preparer: BatchPreparer,
+        combine: bool,
+        candidates: list[FileSlice],
+        keep: str,
+        schema: pa.Schema,
+    ) -> None:
+        self.preparer = preparer
+        self.combine = combine
+        self.candidates = candidates
+        self.keep = keep
+        self.schema = schema
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = _all_rows(batches)
+        if received is None:
+            return
+        rows = blobs.decode_rows(received, self.schema)
+        if rows.num_rows == 0:
+            return
+        if self.combine:
+            rows = self.preparer.precombine(rows)
+        file_ids = pa.nulls(rows.num_rows, pa.string())
+        if self.candidates:
+            file_ids = match_keys(rows, self.candidates, self._stored(received))
+        if self.keep == "new":
+            rows = rows.filter(pc.is_null(file_ids))
+        if self.keep != "tagged":
+            file_ids = pa.nulls(rows.num_rows, pa.string())
+        yield from blobs.batches_of(rows.append_column(FILE_ID, file_ids), -1, counted=True)
+
+    def _stored(self, received: pa.Table) -> list[pa.ChunkedArray]:
+        parts: list[list[pa.Array]] = [[] for _ in self.candidates]
+        for index, keys in blobs.decode(received, blobs.KEYS):
+            parts[index].extend(keys.column(0).chunks)
+        return [pa.chunked_array(chunks, pa.string()) for chunks in parts]
+
+
+class _RouteBlobs:
+    """Splits tagged rows by bucket (the blob's part), shuffled to the bucket's partition."""
+
+    def __init__(self, plan: BucketPlan, shuffle: np.ndarray) -> None:
         self.plan = plan
-        self.slots = slots
+        self.shuffle = shuffle  # the shuffle value of each bucket
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            rows = pa.Table.from_batches([batch])
-            buckets = self.plan.route(rows, rows.column(FILE_ID))
-            keep = buckets != NO_BUCKET
-            rows = rows.append_column(BUCKET, pa.array(buckets))
-            rows = rows.append_column(SLOT, pa.array(self.slots[np.maximum(buckets, 0)]))
-            yield from rows.filter(pa.array(keep)).to_batches()
+            for _, rows in blobs.decode(pa.table(batch)):
+                if FILE_ID in rows.column_names:
+                    file_ids = rows.column(FILE_ID)
+                else:
+                    file_ids = pa.nulls(rows.num_rows, pa.string())
+                buckets = self.plan.route(rows, file_ids)
+                for bucket, part in blobs.split_by(rows, buckets):
+                    if bucket != NO_BUCKET:
+                        yield from blobs.batches_of(part, int(self.shuffle[bucket]), part=bucket)
 
 
 class _RunBuckets:
@@ -352,18 +399,37 @@ class _RunBuckets:
         self.schema = schema  # of the prepared rows
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        rows = _all_rows(batches)
-        if rows is None or rows.num_rows == 0:
+        received = _all_rows(batches)
+        if received is None:
             return
-        bucket_ids = rows.column(BUCKET).to_numpy()
-        rows = _as_prepared(rows, self.schema)
+        by_bucket: dict[int, list[pa.Table]] = {}
+        for bucket, rows in blobs.decode(received):
+            by_bucket.setdefault(bucket, []).append(rows)
         stats = []
         with running_attempt(current_attempt()):
-            for bucket_id in np.unique(bucket_ids):
-                part = rows.filter(pa.array(bucket_ids == bucket_id))
-                task = self.plan.task(int(bucket_id), part, self.match_keys)
+            for bucket_id, parts in sorted(by_bucket.items()):
+                rows = _as_prepared(pa.concat_tables(parts), self.schema)
+                task = self.plan.task(bucket_id, rows, self.match_keys)
                 stats += task.run(self.settings)
         yield _stats_batch(stats)
+
+
+class _Prepare:
+    """Bulk insert: prepares rows batch by batch; or, to pre-combine, all the task's rows at
+    once (the shuffle before it brought every key's rows into one task)."""
+
+    def __init__(self, preparer: BatchPreparer, schema: pa.Schema, combine: bool) -> None:
+        self.preparer = preparer
+        self.schema = schema
+        self.combine = combine
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if self.combine:
+            rows = _all_rows(batches)
+            batches = iter([rows] if rows is not None else [])
+        for batch in batches:
+            rows, _ = self.preparer.prepare(pa.table(batch), combine=self.combine)
+            yield from rows.cast(self.schema).to_batches()
 
 
 class _CreateFileGroups:
@@ -400,6 +466,64 @@ class _PartitionPaths:
 
 # ---- helpers
 
+
+class _Cache:
+    """The DataFrames a write caches (each read by a count, then by the next step), built
+    uncompressed (they live for one write, and compressing them would cost as much as
+    preparing the rows), and unpersisted when the write ends."""
+
+    _COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.cached: list[DataFrame] = []
+
+    def __enter__(self) -> _Cache:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for df in self.cached:
+            df.unpersist()
+
+    def counted(self, blob_rows: DataFrame) -> tuple[DataFrame, Counts]:
+        """`blob_rows` cached, and their counts (computing them fills the cache)."""
+        with self._uncompressed():
+            cached = self._persist(blob_rows)
+            return cached, blobs.summed_counts(cached)
+
+    def partitions_of(self, rows: DataFrame) -> tuple[DataFrame, set[str]]:
+        """`rows` cached, and the partition paths they hold."""
+        with self._uncompressed():
+            cached = self._persist(rows)
+            found = cached.select(PARTITION_PATH_FIELD).distinct().collect()
+            return cached, {row[0] for row in found}
+
+    def _persist(self, df: DataFrame) -> DataFrame:
+        cached = df.persist(StorageLevel.MEMORY_AND_DISK)
+        self.cached.append(cached)
+        return cached
+
+    @contextmanager
+    def _uncompressed(self) -> Iterator[None]:
+        before = self.spark.conf.get(self._COMPRESSED)
+        self.spark.conf.set(self._COMPRESSED, "false")
+        try:
+            yield
+        finally:
+            self.spark.conf.set(self._COMPRESSED, before)
+
+
+def _arrow_schema(spark: SparkSession, df: DataFrame) -> pa.Schema:
+    return to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
+
+
+def _prepared_schema(job: WriteJob, arrow_schema: pa.Schema) -> tuple[pa.Schema, pa.Schema | None]:
+    """The Arrow schema of the prepared rows and the data schema they commit; preparing no
+    rows checks the columns (keys, ordering field, types) on the driver."""
+    sample, data_schema = job.preparer.prepare(arrow_schema.empty_table(), combine=False)
+    return sample.schema, data_schema
+
+
 _EXECUTOR_HUDI_ERROR = re.compile(r"hudi_core\.errors\.(\w+): ([^\n]*)")
 
 
@@ -418,28 +542,20 @@ def raised_as_hudi_errors() -> Iterator[None]:
         raise
 
 
-def _all_rows(
-    batches: Iterator[pa.RecordBatch], schema: pa.Schema | None = None
-) -> pa.Table | None:
+def _all_rows(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
     collected = list(batches)
-    if not collected:
-        return schema.empty_table() if schema is not None else None
-    return pa.Table.from_batches(collected)
+    return pa.Table.from_batches(collected) if collected else None
 
 
 def _as_prepared(rows: pa.Table, schema: pa.Schema) -> pa.Table:
-    """Rows as hudi_core prepared them: Spark's round trip may reorder columns (joins) and
-    respell types (time zones)."""
+    """Rows as hudi_core prepared them: Spark's round trip may reorder columns and respell
+    types (time zones); the file id column goes."""
     return rows.select(schema.names).cast(schema)
 
 
 def _stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
     payload = [json.dumps(stat.to_json()) for stat in stats]
     return pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], ["stat"])
-
-
-def _distinct_partitions(df: DataFrame) -> set[str]:
-    return {row[0] for row in df.select(PARTITION_PATH_FIELD).distinct().collect()}
 
 
 def _file_ids_by_partition(slices: list[FileSlice]) -> dict[str, list[str]]:
@@ -449,10 +565,10 @@ def _file_ids_by_partition(slices: list[FileSlice]) -> dict[str, list[str]]:
     return by_partition
 
 
-def _slots(spark: SparkSession, count: int) -> np.ndarray:
-    """For each bucket b < count, a value whose hash partitioning (Spark's Murmur3 over a
-    long, modulo `count`) is b: so the shuffle puts every bucket in a Spark partition of
-    its own, and no task writes two buckets while another idles."""
+def _shuffle_values(spark: SparkSession, count: int) -> np.ndarray:
+    """For each target t < count, a value whose hash partitioning (Spark's Murmur3 over a
+    long, modulo `count`) is t: so the shuffle puts every target (a key slot, a bucket) in a
+    Spark partition of its own, and no task does two while another idles."""
     found = np.full(count, -1, dtype=np.int64)
     span = 32 * count
     while (found < 0).any():

@@ -102,6 +102,31 @@ BULK_INSERT_SORT_MODE = ConfigOption(
     "order within each partition.",
     choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
 )
+UPSERT_PARALLELISM = ConfigOption(
+    "hoodie.upsert.shuffle.parallelism",
+    0,
+    "Partitions of the shuffles of an upsert on a distributed engine (Spark); 0 infers it "
+    "from the input's partitions, at least the engine's default parallelism.",
+    parse=int,
+)
+INSERT_PARALLELISM = ConfigOption(
+    "hoodie.insert.shuffle.parallelism",
+    0,
+    "As hoodie.upsert.shuffle.parallelism, for insert and insert_overwrite.",
+    parse=int,
+)
+BULK_INSERT_PARALLELISM = ConfigOption(
+    "hoodie.bulkinsert.shuffle.parallelism",
+    0,
+    "As hoodie.upsert.shuffle.parallelism, for bulk_insert (its sort's partitions).",
+    parse=int,
+)
+DELETE_PARALLELISM = ConfigOption(
+    "hoodie.delete.shuffle.parallelism",
+    0,
+    "As hoodie.upsert.shuffle.parallelism, for delete.",
+    parse=int,
+)
 ALLOW_EMPTY_COMMIT = ConfigOption(
     "hoodie.allow.empty.commit",
     True,

@@ -163,6 +163,16 @@ class WriteJob:
         return self.options.get_option(W.COMBINE_BEFORE_INSERT)
 
     @property
+    def shuffle_parallelism(self) -> int:
+        """The operation's hoodie.*.shuffle.parallelism (0: let the engine infer it)."""
+        option = {
+            "UPSERT": W.UPSERT_PARALLELISM,
+            "DELETE": W.DELETE_PARALLELISM,
+            "BULK_INSERT": W.BULK_INSERT_PARALLELISM,
+        }.get(self.op, W.INSERT_PARALLELISM)
+        return self.options.get_option(option)
+
+    @property
     def action(self) -> str:
         if self.op in REPLACING_OPERATIONS:
             return REPLACE_COMMIT

@@ -17,11 +17,10 @@ from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 
 from hudi_core import HudiTable
 from hudi_core.errors import RecordKeyError
-from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, is_meta_field
 from spark_jobs import writer as spark_writer
-from spark_jobs.writer import BUCKET, FILE_ID, SparkWriter
+from spark_jobs.writer import SparkWriter
 from tests import oracle
 from tests.datagen import trips
 from tests.tables import create_trips_table, data_files
@@ -127,9 +126,9 @@ def _assert_duplicates_pre_combined(pair: Pair, winners: range, losers: range, t
 
 # What the writer may collect, by the columns collected: never a data column.
 ALLOWED_COLLECTS = {
-    (PARTITION_PATH_FIELD,): "distinct partition paths",
-    (PARTITION_PATH_FIELD, FILE_ID, DELETE_COLUMN, "count"): "rows per file group",
-    ("id", "p"): "shuffle slot of each bucket",
+    (PARTITION_PATH_FIELD,): "partitions a bulk insert writes",
+    ("partition", "file_id", "is_delete", "rows"): "rows per file group",
+    ("id", "p"): "shuffle value of each key slot and bucket",
     ("stat",): "write stats",
     ("p",): "partitions to delete",
 }
@@ -278,7 +277,7 @@ class _RecordBuckets:
 
     def __call__(self, batches):
         batches = list(batches)
-        buckets = sorted({b for batch in batches for b in batch.column(BUCKET).to_pylist()})
+        buckets = sorted({b for batch in batches for b in batch.column("part").to_pylist()})
         partition = TaskContext.get().partitionId()
         Path(self.folder, f"{partition}.json").write_text(json.dumps(buckets))
         yield from self.inner(iter(batches))

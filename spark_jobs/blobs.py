@@ -1,0 +1,143 @@
+"""Rows shuffled as Arrow IPC blobs: Spark moves a few large binary values, not every row.
+
+Each row that crosses between the JVM and a Python worker costs a conversion (Spark's
+UnsafeRow <-> Arrow), and for hudi_core's work (prepare, pre-combine, index, route) that
+conversion costs more than the work itself. So after the input's one crossing, rows travel
+as blobs: one Spark row holds a `slot` (what the shuffle hashes), a `kind`, and an Arrow IPC
+stream of many data rows, plus `counts` (rows per partition path, file id and delete flag)
+the driver sums without reading the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+
+from hudi_core.arrow_utils import run_boundaries
+from hudi_core.io.bloom_filter import hash_keys
+from hudi_core.merge.record_merger import DELETE_COLUMN
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+
+ROWS = 0  # a blob of data rows
+KEYS = 1  # a blob of the record keys stored in one file slice (its index in `part`)
+FILE_ID = "__hudi_file_id"  # the file group a row's key lives in (null: a new key)
+MAX_BLOB_BYTES = 32 << 20  # far below Arrow's and Spark's 2 GB limits on one binary value
+
+COUNT_TYPE = pa.struct(
+    [
+        ("partition", pa.string()),
+        ("file_id", pa.string()),
+        ("is_delete", pa.bool_()),
+        ("rows", pa.int64()),
+    ]
+)
+ARROW_SCHEMA = pa.schema(
+    [
+        ("slot", pa.int64()),
+        ("kind", pa.int32()),
+        ("part", pa.int64()),
+        ("payload", pa.binary()),
+        ("counts", pa.list_(COUNT_TYPE)),
+    ]
+)
+SPARK_SCHEMA = from_arrow_schema(ARROW_SCHEMA)
+
+
+def encode(rows: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows.schema) as stream:
+        stream.write_table(rows)
+    return sink.getvalue().to_pybytes()
+
+
+def decode(blobs: pa.Table, kind: int = ROWS) -> list[tuple[int, pa.Table]]:
+    """(part, rows) of every blob of `kind`, read without copying the payloads."""
+    wanted = blobs.filter(pc.equal(blobs.column("kind"), kind))
+    parts = wanted.column("part").to_pylist()
+    payloads = wanted.column("payload")
+    return [
+        (part, pa.ipc.open_stream(payloads[i].as_buffer()).read_all())
+        for i, part in enumerate(parts)
+    ]
+
+
+def decode_rows(blobs: pa.Table, schema: pa.Schema) -> pa.Table:
+    """All data rows of `blobs` as one table (empty with `schema` when there are none)."""
+    tables = [rows for _, rows in decode(blobs, ROWS)]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def batches_of(
+    rows: pa.Table, slot: int, kind: int = ROWS, part: int = -1, counted: bool = False
+) -> Iterator[pa.RecordBatch]:
+    """`rows` as blob rows of at most MAX_BLOB_BYTES each (a record batch per blob, so no
+    Arrow batch of blobs nears 2 GB); `counted`: with their counts."""
+    if rows.num_rows == 0:
+        return
+    per_blob = max(1, int(rows.num_rows * MAX_BLOB_BYTES / max(1, rows.nbytes)))
+    for start in range(0, rows.num_rows, per_blob):
+        chunk = rows.slice(start, per_blob)
+        counts = row_counts(chunk) if counted else []
+        yield pa.RecordBatch.from_pylist(
+            [
+                {
+                    "slot": slot,
+                    "kind": kind,
+                    "part": part,
+                    "payload": encode(chunk),
+                    "counts": counts,
+                }
+            ],
+            schema=ARROW_SCHEMA,
+        )
+
+
+def row_counts(rows: pa.Table) -> list[dict]:
+    """Rows per (partition path, file id, delete flag), as blob counts."""
+    file_ids = (
+        rows.column(FILE_ID)
+        if FILE_ID in rows.column_names
+        else pa.nulls(rows.num_rows, pa.string())
+    )
+    keys = pa.table(
+        {
+            "partition": rows.column(PARTITION_PATH_FIELD),
+            "file_id": file_ids,
+            "is_delete": rows.column(DELETE_COLUMN),
+        }
+    )
+    grouped = keys.group_by(["partition", "file_id", "is_delete"], use_threads=False)
+    counted = grouped.aggregate([([], "count_all")]).rename_columns({"count_all": "rows"})
+    return counted.select(COUNT_TYPE.names).to_pylist()
+
+
+def by_key_slot(rows: pa.Table, slots: int) -> Iterator[tuple[int, pa.Table]]:
+    """`rows` split by the hash of their record key modulo `slots`: the rows of one key (and
+    the stored copies of that key) always fall in the same slot."""
+    slot_of_row = hash_keys(rows.column(RECORD_KEY_FIELD)).view(np.uint32) % np.uint32(slots)
+    return split_by(rows, slot_of_row.astype(np.int64))
+
+
+def split_by(rows: pa.Table, targets: np.ndarray) -> Iterator[tuple[int, pa.Table]]:
+    """`rows` split by each row's target: one gather in target order, then a slice per
+    target (a gather per target would touch every row each time)."""
+    order = np.argsort(targets, kind="stable")
+    ordered = targets[order]
+    rows = rows.take(pa.array(order))
+    for start, end in run_boundaries(pa.array(ordered)):
+        yield int(ordered[start]), rows.slice(start, end - start)
+
+
+def summed_counts(blobs: DataFrame) -> list[tuple[str, str | None, bool, int]]:
+    """The counts of every blob of rows, summed: (partition path, file id, is delete, rows)."""
+    exploded = blobs.where(F.col("kind") == ROWS).select(F.explode("counts").alias("c"))
+    summed = exploded.groupBy("c.partition", "c.file_id", "c.is_delete").agg(
+        F.sum("c.rows").alias("rows")
+    )
+    return [tuple(row) for row in summed.collect()]
