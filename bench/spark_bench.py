@@ -5,6 +5,10 @@
   2. that ingest on local[2] / hudi_core's local engine writing the same rows (reported:
      Spark's share is scheduling, shuffles and moving blobs between the JVM and Python)
 
+Next to each Spark time it prints how many cores were busy on average (from /proc/stat, the
+machine otherwise idle): local[1] is not one core's work, as the JVM's task thread, the Python
+worker it feeds and Spark's shuffle and GC threads run side by side.
+
 Each Spark run gets a fresh session whose Python workers are warmed up first by ingesting a
 small drop into a scratch table (a long-running ingest pays that once); the warm-up's own
 time is printed too, as what a one-shot spark-submit adds.
@@ -59,13 +63,23 @@ def spark_ingest(master: str, source: Path, target: Path) -> tuple[float, float]
         warm_up = time.perf_counter()
         ingest(spark, source.parent / "warm-up", target.parent / "scratch")
         warm_up = time.perf_counter() - warm_up
-        started = time.perf_counter()
+        started, busy = time.perf_counter(), busy_seconds()
         outcome = ingest(spark, source, target)
         elapsed = time.perf_counter() - started
         assert outcome["counts"]["rows_written"] > 0, outcome
+        print(f"{master}: {elapsed:.2f} s, {(busy_seconds() - busy) / elapsed:.2f} cores busy")
         return elapsed, warm_up
     finally:
         spark.stop()
+
+
+def busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy since boot (Linux /proc/stat)."""
+    with open("/proc/stat") as stat:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(
+            int, stat.readline().split()[1:9]
+        )
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def ingest(spark, source: Path, target: Path) -> dict:
@@ -118,6 +132,7 @@ def main() -> None:
         two = [spark_ingest("local[2]", source, target) for _ in range(args.repeat)]
         one = [spark_ingest("local[1]", source, target) for _ in range(args.repeat)]
         local = best([local_ingest(source, target) for _ in range(args.repeat)])
+        print()
         two_s, one_s = best([t for t, _ in two]), best([t for t, _ in one])
         print(f"rows: {args.rows:,} in {args.files} parquet files, upsert into a new table")
         print(f"Spark ingest local[1]:       {one_s:7.2f} s")

@@ -17,8 +17,7 @@ JOB = "archive"
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = cli.parser(JOB, __doc__.strip().splitlines()[0]).parse_args(argv)
-    spark = cli.spark_session(JOB, args.spark_master)
-    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    table = cli.job_table(JOB, args)
     archived = table.archive()
     newest = archived[-1].timestamp if archived else None
     return cli.result(

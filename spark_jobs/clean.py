@@ -13,7 +13,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_core.timeline import ActiveTimeline, avro_metadata
 from spark_jobs import cli
 
 JOB = "clean"
@@ -21,14 +20,11 @@ JOB = "clean"
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = cli.parser(JOB, __doc__.strip().splitlines()[0]).parse_args(argv)
-    spark = cli.spark_session(JOB, args.spark_master)
-    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    table = cli.job_table(JOB, args)
     instant_time = table.clean()
     if instant_time is None:
         return cli.result(JOB, args.base_path, None, files_deleted=0)
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    instant = timeline.find(instant_time)
-    metadata = avro_metadata.deserialize(timeline.read_bytes(instant))
+    instant, metadata = cli.avro_metadata_of(table, instant_time)
     return cli.result(
         JOB,
         args.base_path,

@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 
 from hudi_core import HudiTable
 from hudi_core.errors import HudiError
-from hudi_core.timeline import Instant
+from hudi_core.timeline import ActiveTimeline, Instant, avro_metadata
 from spark_jobs.engine import SparkEngine
 
 _LOG = logging.getLogger("spark_jobs")
@@ -88,6 +88,19 @@ def open_table(spark: SparkSession, args: argparse.Namespace, options: dict) -> 
             f"({table.name})"
         )
     return table
+
+
+def job_table(job: str, args: argparse.Namespace) -> HudiTable:
+    """The Spark session a job runs in, and the table at --base-path on it."""
+    spark = spark_session(job, args.spark_master)
+    return open_table(spark, args, hoodie_options(args))
+
+
+def avro_metadata_of(table: HudiTable, instant_time: str) -> tuple[Instant, dict[str, Any]]:
+    """A completed service instant and its Avro metadata (a clean's, rollback's, restore's)."""
+    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
+    instant = timeline.find(instant_time)
+    return instant, avro_metadata.deserialize(timeline.read_bytes(instant))
 
 
 def result(

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_core.timeline import ActiveTimeline, avro_metadata
 from spark_jobs import cli
 
 JOB = "rollback"
@@ -19,12 +18,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
     parser.add_argument("--instant-time", required=True, help="the write to roll back")
     args = parser.parse_args(argv)
-    spark = cli.spark_session(JOB, args.spark_master)
-    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    table = cli.job_table(JOB, args)
     rollback_time = table.rollback(args.instant_time)
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    instant = timeline.find(rollback_time)
-    metadata = avro_metadata.deserialize(timeline.read_bytes(instant))
+    instant, metadata = cli.avro_metadata_of(table, rollback_time)
     return cli.result(
         JOB,
         args.base_path,

@@ -25,8 +25,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--comments", default="", help="recorded with the savepoint")
     parser.add_argument("--delete", action="store_true", help="delete the savepoint instead")
     args = parser.parse_args(argv)
-    spark = cli.spark_session(JOB, args.spark_master)
-    table = cli.open_table(spark, args, cli.hoodie_options(args))
+    table = cli.job_table(JOB, args)
     timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
     instant_time = args.instant_time
     if instant_time is None:
