@@ -100,7 +100,7 @@ def standalone_cluster(
 ) -> Iterator[StandaloneCluster]:
     """A master and `workers` workers (1 core, 1 GB each) on 127.0.0.1, ready when the master
     lists them all ALIVE; torn down on exit."""
-    port, web_port = free_port(), free_port()
+    port, web_port, *worker_ports = free_ports(2 + workers)
     cluster = StandaloneCluster(
         master_url=f"spark://127.0.0.1:{port}",
         web_url=f"http://127.0.0.1:{web_port}",
@@ -110,7 +110,7 @@ def standalone_cluster(
     try:
         _start(cluster, "master", [_MASTER, "--host", "127.0.0.1", "--port", str(port)], web_port)
         for n in range(workers):
-            ui_port = free_port()
+            ui_port = worker_ports[n]
             cluster.worker_ui_ports.append(ui_port)
             work = cluster.work_dir / f"worker-{n}"
             work.mkdir(parents=True)
@@ -123,11 +123,17 @@ def standalone_cluster(
         cluster.stop()
 
 
-def free_port() -> int:
-    """A port nothing listens on now (the OS's pick for an ephemeral bind)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports nothing listens on now (the OS's picks for ephemeral binds, all
+    held at once so that no two are the same)."""
+    probes = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def _start(cluster: StandaloneCluster, name: str, args: list[str], web_port: int) -> None:
@@ -158,7 +164,7 @@ def _wait_for_workers(cluster: StandaloneCluster, expected: int, timeout: float)
             raise RuntimeError(f"{dead} exited while starting\n{cluster.diagnostics()}")
         try:
             alive = cluster.alive_workers()
-        except OSError:  # the master's UI is not up yet
+        except (OSError, ValueError):  # the master's UI is not up (or not answering JSON) yet
             alive = []
         if len(alive) >= expected:
             return
