@@ -117,27 +117,16 @@ class SparkWriter:
         if data_schema is None:
             raise HudiError("nothing to write: the table has no schema and the batch none")
         with job.transaction() as transaction:
-            view = transaction.view
-            replaced, candidates, keep = None, [], "all"
             touched = {partition for partition, *_ in counts}
-            if job.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
-                whole = job.op == "INSERT_OVERWRITE_TABLE"
-                doomed = [s for s in view.latest_slices() if whole or s.partition_path in touched]
-                replaced = _file_ids_by_partition(doomed)
-            elif job.op != "INSERT" or job.options.get_option(W.INSERT_DROP_DUPLICATES):
-                candidates = [s for s in view.latest_slices() if s.base_file]
-                candidates = [s for s in candidates if s.partition_path in touched]
-                keep = "new" if job.op == "INSERT" else "tagged"
+            replaced, candidates, keep = _what_to_tag(
+                job, transaction.view.latest_slices(), touched
+            )
             tagged = split
             if job.combine or candidates:
-                reducer = _CombineAndTag(job.preparer, job.combine, candidates, keep, rows_schema)
-                keyed = split
-                if candidates:
-                    keyed = split.unionByName(self._stored_keys(job, candidates, shuffle))
-                reduced = keyed.repartition(len(shuffle), "slot").mapInArrow(
-                    reducer, blobs.SPARK_SCHEMA
+                combined = self._combined_and_tagged(
+                    job, split, candidates, keep, rows_schema, shuffle
                 )
-                tagged, counts = cache.counted(reduced)
+                tagged, counts = cache.counted(combined)
             plan = self._plan(job, transaction, counts, use_small_files=replaced is None)
             settings = job.settings(transaction.instant_time, data_schema)
             for partition in sorted({b.partition_path for b in plan.buckets}):
@@ -150,6 +139,23 @@ class SparkWriter:
                 stats = self._write_buckets(tagged, plan, settings, match, rows_schema)
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
+
+    def _combined_and_tagged(
+        self,
+        job: WriteJob,
+        split: DataFrame,
+        candidates: list[FileSlice],
+        keep: str,
+        rows_schema: pa.Schema,
+        shuffle: np.ndarray,
+    ) -> DataFrame:
+        """Blobs of the rows pre-combined (when the operation does) and tagged with their file
+        group: each key slot's rows meet the keys stored for that slot in one task."""
+        keyed = split
+        if candidates:
+            keyed = split.unionByName(self._stored_keys(job, candidates, shuffle))
+        reducer = _CombineAndTag(job.preparer, job.combine, candidates, keep, rows_schema)
+        return keyed.repartition(len(shuffle), "slot").mapInArrow(reducer, blobs.SPARK_SCHEMA)
 
     def _shuffle_partitions(self, job: WriteJob, df: DataFrame) -> int:
         """The operation's hoodie.*.shuffle.parallelism, else the input's partitions (at
@@ -511,6 +517,22 @@ class _Cache:
             yield
         finally:
             self.spark.conf.set(self._COMPRESSED, before)
+
+
+def _what_to_tag(
+    job: WriteJob, slices: list[FileSlice], touched: set[str]
+) -> tuple[dict[str, list[str]] | None, list[FileSlice], str]:
+    """What the operation replaces (insert_overwrite: the touched partitions' file groups, or
+    all), the slices whose stored keys it is tagged against, and which rows it keeps
+    (see _CombineAndTag)."""
+    if job.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
+        whole = job.op == "INSERT_OVERWRITE_TABLE"
+        doomed = [s for s in slices if whole or s.partition_path in touched]
+        return _file_ids_by_partition(doomed), [], "all"
+    if job.op == "INSERT" and not job.options.get_option(W.INSERT_DROP_DUPLICATES):
+        return None, [], "all"
+    candidates = [s for s in slices if s.base_file and s.partition_path in touched]
+    return None, candidates, "new" if job.op == "INSERT" else "tagged"
 
 
 def _arrow_schema(spark: SparkSession, df: DataFrame) -> pa.Schema:

@@ -72,3 +72,20 @@ def assert_same_table(ours: pa.Table, theirs: pa.Table, context: str = "") -> No
         )
     assert ours.num_rows == theirs.num_rows, f"{context}: {ours.num_rows} != {theirs.num_rows} rows"
     assert sorted_rows(ours) == sorted_rows(theirs), f"{context}: rows differ"
+
+
+def assert_time_travel_matches(table, path: str, instants: list[str], label: str) -> None:
+    """hudi-rs sees the same completed commits, and time travel to each reads the same rows."""
+    assert completed_commit_times(path) == instants
+    for instant in instants:
+        assert_same_table(
+            table.read(as_of=instant), snapshot(path, as_of=instant), f"{label}@{instant}"
+        )
+
+
+def assert_incrementals_match(table, path: str, instants: list[str], label: str) -> None:
+    """Incremental reads between consecutive commits (from the start) equal hudi-rs's."""
+    starts = ["00000000000000000", *instants]
+    for begin, end in zip(starts, instants, strict=False):
+        ours = table.read(query_type="incremental", begin=begin, end=end)
+        assert_same_table(ours, incremental(path, begin, end), f"{label} ({begin},{end}]")

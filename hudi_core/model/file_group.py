@@ -9,7 +9,7 @@ from hudi_core.model.file_names import BaseFileName, LogFileName
 
 
 @dataclass(frozen=True)
-class BaseFile:
+class DataFile:
     path: str  # relative to the base path
     size: int
 
@@ -17,6 +17,9 @@ class BaseFile:
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
 
+
+@dataclass(frozen=True)
+class BaseFile(DataFile):
     @property
     def parsed(self) -> BaseFileName:
         parsed = BaseFileName.parse(self.name)
@@ -33,14 +36,7 @@ class BaseFile:
 
 
 @dataclass(frozen=True)
-class LogFile:
-    path: str  # relative to the base path
-    size: int
-
-    @property
-    def name(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
-
+class LogFile(DataFile):
     @property
     def parsed(self) -> LogFileName:
         parsed = LogFileName.parse(self.name)
