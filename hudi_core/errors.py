@@ -55,3 +55,12 @@ class ConcurrentServiceError(HudiError):
 
 class ServiceError(HudiError):
     """A table service cannot run as asked (nothing to run, or the table forbids it)."""
+
+
+class LockError(HudiError):
+    """The table's lock could not be taken in time, or its holder lost it."""
+
+
+class WriteConflictError(HudiError):
+    """Another instant changed a file group this write changed, after this write started;
+    the write was rolled back and can be retried."""

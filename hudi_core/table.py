@@ -17,6 +17,7 @@ from hudi_core.config.table_config import METAFOLDER, PROPERTIES_FILE, TableConf
 from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import InvalidOptionError, TableExistsError
 from hudi_core.keygen import key_generator_for
+from hudi_core.lock import TableLock, table_lock
 from hudi_core.read.filters import Filter
 from hudi_core.read.reader import TableReader, normalize_instant, read_request
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
@@ -188,14 +189,20 @@ class HudiTable:
     def rollback(self, instant: str) -> str:
         """Rolls back the latest write (or compaction), pending or completed; returns the
         rollback's instant time."""
-        return rollback_latest_commit(self.storage, self._timeline(), normalize_instant(instant))
+        with self._lock():
+            return rollback_latest_commit(
+                self.storage, self._timeline(), normalize_instant(instant)
+            )
 
     def savepoint(self, instant: str, comment: str = "") -> str:
         """Pins the table as of a completed commit against cleaning and archival."""
-        return create_savepoint(self.storage, self._timeline(), normalize_instant(instant), comment)
+        with self._lock():
+            timeline = self._timeline()
+            return create_savepoint(self.storage, timeline, normalize_instant(instant), comment)
 
     def delete_savepoint(self, instant: str) -> None:
-        delete_savepoint(self._timeline(), normalize_instant(instant))
+        with self._lock():
+            delete_savepoint(self._timeline(), normalize_instant(instant))
 
     def restore(self, instant: str) -> str:
         """Takes the table back to the savepoint at `instant`, rolling back everything after
@@ -205,7 +212,8 @@ class HudiTable:
                 "restore needs hoodie.archive.beyond.savepoint=false: archival past the "
                 "savepoint may have taken away instants the restore has to roll back"
             )
-        return restore(self.storage, self._timeline(), normalize_instant(instant))
+        with self._lock():
+            return restore(self.storage, self._timeline(), normalize_instant(instant))
 
     def timeline(self, archived: bool = False) -> list[Instant]:
         """Every instant on the active timeline (and with `archived`, the archived ones
@@ -213,6 +221,9 @@ class HudiTable:
         if archived:
             return Archiver(self.storage, self.config, self.options).timeline()
         return self._timeline().instants
+
+    def _lock(self) -> TableLock:
+        return table_lock(self.storage, Options(self.config.properties, self.options))
 
     def _timeline(self) -> ActiveTimeline:
         return ActiveTimeline.load(self.storage, self.config.timeline_timezone)

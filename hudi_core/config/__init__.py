@@ -9,6 +9,7 @@ from hudi_core.config import (  # noqa: F401
     compaction_options,
     index_options,
     keygen_options,
+    lock_options,
     read_options,
     schema_options,
     storage_options,

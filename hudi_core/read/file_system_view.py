@@ -88,10 +88,17 @@ def pending_clustering_file_groups(timeline: ActiveTimeline) -> set[tuple[str, s
     """(partition, file id) of every file group a pending clustering plan rewrites."""
     groups = set()
     for instant in timeline.pending([REPLACE_COMMIT]):
-        plan = clustering_plan(timeline, instant.timestamp)
-        for group in (plan or {}).get("inputGroups") or []:
-            for input_slice in group.get("slices") or []:
-                groups.add((input_slice.get("partitionPath") or "", input_slice["fileId"]))
+        groups |= clustering_file_groups(timeline, instant.timestamp)
+    return groups
+
+
+def clustering_file_groups(timeline: ActiveTimeline, instant_time: str) -> set[tuple[str, str]]:
+    """(partition, file id) of the file groups the clustering plan at `instant_time` rewrites
+    (none for a replacecommit without one)."""
+    groups = set()
+    for group in (clustering_plan(timeline, instant_time) or {}).get("inputGroups") or []:
+        for input_slice in group.get("slices") or []:
+            groups.add((input_slice.get("partitionPath") or "", input_slice["fileId"]))
     return groups
 
 

@@ -66,7 +66,8 @@ class Archiver(TableService):
         """Archives what the bounds allow; returns the archived instants (completed state)."""
         opts = self._options(options)
         min_keep, max_keep = _checked_bounds(opts)
-        with claim_attempt(self.storage, _ARCHIVAL_CLAIM, Liveness.from_options(opts), "archival"):
+        liveness = Liveness.from_options(opts)
+        with claim_attempt(self.storage, _ARCHIVAL_CLAIM, liveness, "archival"), self._lock(opts):
             timeline = self._timeline()
             require_no_restore_in_progress(timeline, "archive")
             chosen = self._commits_to_archive(timeline, opts, min_keep, max_keep)

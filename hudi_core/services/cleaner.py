@@ -25,6 +25,7 @@ from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import ConcurrentServiceError, TimelineError
+from hudi_core.lock import failed_writes_policy
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileGroup, FileSlice
 from hudi_core.read.file_system_view import FileSystemView
@@ -123,13 +124,14 @@ class Cleaner(TableService):
         liveness = Liveness.from_options(opts)
         timeline = self._timeline()
         require_no_restore_in_progress(timeline, "clean")
-        if opts.get_option(CL.FAILED_WRITES_POLICY) == "LAZY":
-            timeline, _ = roll_back_dead_writes(self.storage, timeline, liveness)
+        if failed_writes_policy(opts) == "LAZY":
+            with self._lock(opts):
+                timeline, _ = roll_back_dead_writes(self.storage, timeline.reload(), liveness)
         for pending in timeline.pending([CLEAN]):
-            self._execute(pending.timestamp, liveness)
+            self._execute(pending.timestamp, liveness, opts)
         instant_time = self._schedule(opts)
         if instant_time is not None:
-            self._execute(instant_time, liveness)
+            self._execute(instant_time, liveness, opts)
         return instant_time
 
     def schedule(self, options: Mapping[str, Any] | None = None) -> str | None:
@@ -137,18 +139,19 @@ class Cleaner(TableService):
         return self._schedule(self._options(options))
 
     def _schedule(self, opts: Options) -> str | None:
-        timeline = self._timeline()
-        if not _clean_due(timeline, opts):
-            return None
-        plan = plan_clean(self.storage, timeline, opts)
-        if plan is None or plan.file_count == 0:
-            return None
-        instant_time = timeline.new_instant_time()
-        timeline.create_requested(CLEAN, instant_time, plan.to_avro_bytes(self.storage))
+        with self._lock(opts):
+            timeline = self._timeline()
+            if not _clean_due(timeline, opts):
+                return None
+            plan = plan_clean(self.storage, timeline, opts)
+            if plan is None or plan.file_count == 0:
+                return None
+            instant_time = timeline.new_instant_time()
+            timeline.create_requested(CLEAN, instant_time, plan.to_avro_bytes(self.storage))
         _LOG.info("planned clean %s of %d files", instant_time, plan.file_count)
         return instant_time
 
-    def _execute(self, instant_time: str, liveness: Liveness) -> None:
+    def _execute(self, instant_time: str, liveness: Liveness, opts: Options) -> None:
         with claim_attempt(self.storage, instant_time, liveness, "clean"):
             timeline = self._timeline()
             current = timeline.find(instant_time)
@@ -165,9 +168,9 @@ class Cleaner(TableService):
                     ) from exc
             plan = CleanPlan.from_avro_bytes(self.storage, data)
             metadata = _delete_files(self.storage, plan, instant_time, self.engine)
-            timeline.transition(
-                current, State.COMPLETED, avro_metadata.serialize("HoodieCleanMetadata", metadata)
-            )
+            completed = avro_metadata.serialize("HoodieCleanMetadata", metadata)
+            with self._lock(opts):
+                timeline.transition(current, State.COMPLETED, completed)
         release_attempts(self.storage, instant_time)
 
 

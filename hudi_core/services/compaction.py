@@ -31,6 +31,7 @@ from hudi_core.errors import ConcurrentServiceError, HudiError, ServiceError, Ti
 from hudi_core.io.base_file import read_footer
 from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, resume_bloom_filter
 from hudi_core.keygen import key_generator_for
+from hudi_core.lock import optimistic_concurrency
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import (
     NULL_COMMIT,
@@ -89,27 +90,29 @@ class Compactor(TableService):
         returns its instant time, or None."""
         self._require_merge_on_read()
         opts = self._options(options)
-        timeline = self._settled_timeline(opts)
-        if not compaction_due(timeline, opts):
-            return None
-        plan = self._plan(timeline, opts)
-        if not plan.operations:
-            return None
-        instant_time = timeline.new_instant_time()
-        timeline.create_requested(COMPACTION, instant_time, plan.to_avro_bytes())
+        with self._lock(opts):  # one plan at a time: no two plans take the same file group
+            timeline = self._settled_timeline(opts)
+            if not compaction_due(timeline, opts):
+                return None
+            plan = self._plan(timeline, opts)
+            if not plan.operations:
+                return None
+            instant_time = timeline.new_instant_time()
+            timeline.create_requested(COMPACTION, instant_time, plan.to_avro_bytes())
         _LOG.info("scheduled compaction %s of %d file slices", instant_time, len(plan.operations))
         return instant_time
 
     def _settled_timeline(self, opts: Options) -> ActiveTimeline:
-        """The timeline once dead writes are rolled back. A write still running would put log
-        files on slices the plan supersedes, so planning waits for it (as Apache Hudi's
-        single-writer check does)."""
+        """The timeline once dead writes are rolled back. With a single writer, a write still
+        running would put log files on slices the plan supersedes, so planning waits for it
+        (as Apache Hudi's single-writer check does); with several, such a write fails its
+        conflict check at commit instead."""
         timeline = self._timeline()
         require_no_restore_in_progress(timeline, "schedule a compaction")
         timeline, running = roll_back_dead_writes(
             self.storage, timeline, Liveness.from_options(opts)
         )
-        if running:
+        if running and not optimistic_concurrency(opts):
             raise ConcurrentServiceError(
                 f"write {running[0].timestamp} is still in flight; schedule the compaction "
                 "after it completes"
@@ -186,7 +189,8 @@ class Compactor(TableService):
             metadata = job.run()
             written = {s.path for s in metadata.write_stats()}
             Markers(self.storage, instant_time).reconcile(written)
-            timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
+            with self._lock(opts):
+                timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
         except BaseException:
             _roll_back_attempt(timeline, instant_time)
             raise

@@ -8,6 +8,7 @@ from typing import Any
 
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
+from hudi_core.lock import TableLock, table_lock
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline
 
@@ -22,6 +23,10 @@ class TableService:
 
     def _options(self, options: Mapping[str, Any] | None) -> Options:
         return Options(self.config.properties, self.options, options)
+
+    def _lock(self, opts: Options) -> TableLock:
+        """The table's lock: held while this service plans or completes an instant."""
+        return table_lock(self.storage, opts)
 
     def _timeline(self) -> ActiveTimeline:
         return ActiveTimeline.load(self.storage, self.config.timeline_timezone)

@@ -15,7 +15,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.config import cleaner_options as CL
 from hudi_core.config import storage_options as S
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
@@ -25,6 +24,7 @@ from hudi_core.engine import EngineContext
 from hudi_core.errors import InvalidOptionError
 from hudi_core.index import IndexContext, index_for
 from hudi_core.keygen import KeyGenerator, key_generator_for
+from hudi_core.lock import failed_writes_policy, table_lock
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
@@ -99,8 +99,9 @@ class WriteClient:
         options = self._options(operation, options)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         require_no_restore_in_progress(timeline, "write")
-        if options.get_option(CL.FAILED_WRITES_POLICY) == "EAGER":  # single writer
-            timeline = rollback_failed_writes(self.storage, timeline)
+        if failed_writes_policy(options) == "EAGER":  # single writer
+            with table_lock(self.storage, options):
+                timeline = rollback_failed_writes(self.storage, timeline.reload())
         return WriteJob(self, timeline, options, options.get_option(W.OPERATION))
 
     def _options(self, operation: str, options: Mapping[str, Any] | None) -> Options:
@@ -198,6 +199,7 @@ class WriteJob:
             self.op,
             self.config.name,
             Liveness.from_options(self.options),
+            table_lock(self.storage, self.options),
         )
 
     def run(

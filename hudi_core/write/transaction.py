@@ -1,6 +1,10 @@
 """A write's instant from start to finish: requested -> inflight (the planned workload) ->
 completed (the write stats), with the writer's heartbeat beating throughout.
 
+The table lock is held while the instant is created (instant times strictly increase across
+writers) and while it completes: the commit re-reads the timeline and fails cleanly if an
+instant that appeared since the write started touched the same file groups.
+
 Whatever engine runs the per-file-group tasks (threads here, Spark executors in spark_jobs),
 the driver goes through one transaction. Leaving it without completing rolls the instant back
 at once; a crash leaves it for the next writer (or a LAZY clean) to roll back.
@@ -9,12 +13,14 @@ at once; a crash leaves it for the next writer (or a LAZY clean) to roll back.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from hudi_core.errors import HudiError
+from hudi_core.lock import TableLock
+from hudi_core.lock.conflicts import check_no_conflicts
 from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.schema.to_avro import arrow_to_avro_json
@@ -45,9 +51,11 @@ class WriteTransaction:
         requested: Instant,
         operation: str,
         table_name: str,
+        lock: TableLock,
     ) -> None:
         self.storage = storage
-        self.timeline = timeline
+        self.timeline = timeline  # as the write found it when it started
+        self.lock = lock
         self.instant_time = requested.timestamp
         self.operation = operation
         self.table_name = table_name
@@ -83,10 +91,18 @@ class WriteTransaction:
             metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema
         for stat in stats:
             metadata.add(stat)
-        Markers(self.storage, self.instant_time).reconcile({s.path for s in metadata.write_stats()})
-        self._current = self.timeline.transition(
-            self._current, State.COMPLETED, metadata.to_json_bytes()
-        )
+        touched = {(s.partition_path, s.file_id) for s in metadata.write_stats()}
+        with self.lock:
+            current = self.timeline.reload()
+            check_no_conflicts(
+                self.timeline, current, self.instant_time, touched | _replaced(replaced)
+            )
+            Markers(self.storage, self.instant_time).reconcile(
+                {s.path for s in metadata.write_stats()}
+            )
+            self._current = current.transition(
+                self._current, State.COMPLETED, metadata.to_json_bytes()
+            )
 
 
 @contextmanager
@@ -97,20 +113,25 @@ def write_transaction(
     operation: str,
     table_name: str,
     liveness: Liveness,
+    lock: TableLock,
 ) -> Iterator[WriteTransaction]:
     """A new write instant; the block must complete it, else it is rolled back."""
-    instant_time = timeline.new_instant_time()
-    # The heartbeat beats from before the instant exists: services tell a running write from
-    # a dead one by it.
-    with write_heartbeat(storage, instant_time, liveness):
-        requested = timeline.create_requested(action, instant_time, _requested(action))
+    with ExitStack() as heartbeat:
+        with lock:
+            instant_time = timeline.new_instant_time()
+            # The heartbeat beats from before the instant exists: services tell a running
+            # write from a dead one by it.
+            heartbeat.enter_context(write_heartbeat(storage, instant_time, liveness))
+            requested = timeline.create_requested(action, instant_time, _requested(action))
         try:
-            transaction = WriteTransaction(storage, timeline, requested, operation, table_name)
+            transaction = WriteTransaction(
+                storage, timeline, requested, operation, table_name, lock
+            )
             yield transaction
             if not transaction.completed:
                 raise HudiError(f"write {instant_time} ended without completing")
         except BaseException:
-            _roll_back_quietly(storage, timeline, instant_time)
+            _roll_back_quietly(storage, timeline, instant_time, lock)
             raise
     Markers(storage, instant_time).delete_all()
 
@@ -142,12 +163,19 @@ def _workload(work: Iterable[PlannedWork], operation: str) -> CommitMetadata:
     return workload
 
 
-def _roll_back_quietly(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> None:
+def _replaced(replaced: dict[str, list[str]] | None) -> set[tuple[str, str]]:
+    return {(p, file_id) for p, file_ids in (replaced or {}).items() for file_id in file_ids}
+
+
+def _roll_back_quietly(
+    storage: Storage, timeline: ActiveTimeline, instant_time: str, lock: TableLock
+) -> None:
     """Best effort: undo a write that failed in this process; else the next write will."""
     try:
-        current = timeline.reload()
-        failed = current.find(instant_time)
-        if failed is not None and not failed.is_completed:
-            rollback_instant(storage, current, failed)
+        with lock:
+            current = timeline.reload()
+            failed = current.find(instant_time)
+            if failed is not None and not failed.is_completed:
+                rollback_instant(storage, current, failed)
     except (HudiError, OSError):
         pass

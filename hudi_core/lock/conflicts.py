@@ -1,0 +1,76 @@
+"""Optimistic concurrency: before a write commits (under the table lock), the instants that
+appeared since it started must not touch the file groups it touched.
+
+Candidates are the writes completed since the writer loaded its timeline, and the compaction
+and clustering plans scheduled since then: a log file appended to a slice that a newer
+compaction plan already covers would be lost when the compaction replaces the slice. A
+compaction already planned when the write started is not a candidate: the write put its logs
+on the slice after it.
+"""
+
+from __future__ import annotations
+
+from hudi_core.errors import WriteConflictError
+from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.compaction_plan import read_plan
+from hudi_core.read.file_system_view import clustering_file_groups
+from hudi_core.timeline import ActiveTimeline, Instant
+from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT, WRITE_ACTIONS
+
+FileGroupId = tuple[str, str]  # (partition path, file id)
+
+
+def check_no_conflicts(
+    started_from: ActiveTimeline,
+    current: ActiveTimeline,
+    instant_time: str,
+    touched: set[FileGroupId],
+) -> None:
+    """Raises WriteConflictError if an instant newer than `started_from` touched any of
+    `touched`, the file groups the write at `instant_time` changed."""
+    if not touched:
+        return
+    for other in _candidates(started_from, current, instant_time):
+        overlap = touched & file_groups_of(current, other)
+        if overlap:
+            shown = ", ".join(f"{p or '(no partition)'}/{f}" for p, f in sorted(overlap)[:3])
+            more = f" and {len(overlap) - 3} more" if len(overlap) > 3 else ""
+            what = "completed" if other.is_completed else "was planned"
+            raise WriteConflictError(
+                f"write {instant_time} conflicts with {other.action} {other.timestamp}, which "
+                f"{what} after the write started and changes the same file groups: "
+                f"{shown}{more}; the write is rolled back, retry it"
+            )
+
+
+def _candidates(
+    started_from: ActiveTimeline, current: ActiveTimeline, instant_time: str
+) -> list[Instant]:
+    completed_before = {i.timestamp for i in started_from.completed()}
+    compactions_known = {i.timestamp for i in started_from.pending([COMPACTION])}
+    pending_known = {i.timestamp for i in started_from.pending()}
+    candidates = [
+        i
+        for i in current.completed(WRITE_ACTIONS)
+        if i.timestamp != instant_time
+        and i.timestamp not in completed_before
+        and i.timestamp not in compactions_known
+    ]
+    candidates += [
+        i
+        for i in current.pending([COMPACTION, REPLACE_COMMIT])
+        if i.timestamp != instant_time and i.timestamp not in pending_known
+    ]
+    return candidates
+
+
+def file_groups_of(timeline: ActiveTimeline, instant: Instant) -> set[FileGroupId]:
+    """The file groups an instant writes (completed writes) or plans to rewrite (plans)."""
+    if instant.is_completed:
+        metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
+        written = {(s.partition_path, s.file_id) for s in metadata.write_stats() if s.file_id}
+        return written | metadata.replaced_file_ids()
+    if instant.action == COMPACTION:
+        plan = read_plan(timeline, instant.timestamp)
+        return {(op.partition_path, op.file_id) for op in plan.operations}
+    return clustering_file_groups(timeline, instant.timestamp)
