@@ -15,6 +15,22 @@ install() {  # $1: the extras to install
     fi
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uv
     "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -e ".[$1]"
+    # The Airflow Spark provider pulls in pyspark-client, whose files share pyspark's paths;
+    # if they were laid over pyspark's, Python UDFs fail. Put pyspark's own files back.
+    if ! "$VENV/bin/python" -c "import pyspark, sys; sys.exit(pyspark.__version__ != '4.3.0')"; then
+        "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" --reinstall --no-deps \
+            "pyspark==4.3.0"
+    fi
+}
+
+install_browser() {  # the browser tests' Chromium and ChromeDriver, from Debian's packages
+    if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+        return
+    fi
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
 }
 
 command="${1:-}"
@@ -22,10 +38,11 @@ shift || true
 case "$command" in
     demo)
         install demo
-        exec "$VENV/bin/python" examples/demo.py "$@"
+        exec "$VENV/bin/python" examples/pipeline.py "$@"
         ;;
     test)
         install test
+        install_browser
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     *)

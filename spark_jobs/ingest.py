@@ -10,6 +10,8 @@ Each run reads the files modified since the checkpoint in the table's last commi
 with `--op`, and records the new checkpoint in that commit; a run with no new files writes
 nothing. The table is created (from --table-type and the field flags) if absent.
 `--continuous` repeats, a round at most every --min-sync-interval-seconds.
+A backfill takes the files modified in [--modified-since, --modified-until) instead (ISO dates
+or times); it moves the checkpoint only when it covered everything after it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from hudi_core import HudiTable
@@ -27,7 +30,7 @@ from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline
 from spark_jobs import cli
 from spark_jobs.engine import SparkEngine
-from spark_jobs.sources import FORMATS, new_files, read_files
+from spark_jobs.sources import FORMATS, Window, new_files, read_files
 from spark_jobs.writer import SparkWriter
 
 JOB = "ingest"
@@ -55,7 +58,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 def ingest_once(spark, table: HudiTable, args) -> dict[str, Any]:
     """One round: the new files, written as one commit with the new checkpoint."""
     checkpoint = last_checkpoint(table)
-    drop = new_files(args.source_path, args.source_format, checkpoint, args.source_limit)
+    drop = new_files(
+        args.source_path, args.source_format, checkpoint, args.source_limit, _window(args)
+    )
     if not drop.files:
         return cli.result(JOB, args.base_path, None, files=0, checkpoint=checkpoint)
     rows = read_files(spark, drop.files, args.source_format)
@@ -111,6 +116,30 @@ def _table(spark, args, options: dict[str, str]) -> HudiTable:
     )
 
 
+def _window(args) -> Window | None:
+    if args.modified_since is None and args.modified_until is None:
+        return None
+    since = _epoch_ms(args.modified_since, "--modified-since") if args.modified_since else 0
+    until = _epoch_ms(args.modified_until, "--modified-until") if args.modified_until else 2**63
+    if since >= until:
+        raise HudiError(
+            f"--modified-since {args.modified_since} is not before --modified-until "
+            f"{args.modified_until}"
+        )
+    return Window(since, until)
+
+
+def _epoch_ms(text: str, flag: str) -> int:
+    """An ISO date or time (UTC unless it says otherwise) as epoch milliseconds."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise HudiError(f"{flag} {text!r} is not an ISO date or time (2026-11-01)") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
+
+
 def _fields(value: str | None) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
@@ -131,6 +160,8 @@ def _arguments(argv: Sequence[str] | None):
     parser.add_argument("--record-key-field", help="record key field(s), comma-separated")
     parser.add_argument("--partition-path-field", help="partition field(s), comma-separated")
     parser.add_argument("--precombine-field", help="ordering field of duplicate keys")
+    parser.add_argument("--modified-since", help="backfill: files modified at or after (ISO)")
+    parser.add_argument("--modified-until", help="backfill: files modified before (ISO)")
     parser.add_argument("--continuous", action="store_true", help="keep ingesting in rounds")
     parser.add_argument(
         "--min-sync-interval-seconds",

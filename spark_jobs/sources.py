@@ -41,16 +41,29 @@ class Drop:
     checkpoint: str | None
 
 
+@dataclass(frozen=True)
+class Window:
+    """A backfill's files: modified in [since_ms, until_ms), whatever the checkpoint says."""
+
+    since_ms: int
+    until_ms: int
+
+
 def new_files(
-    source_path: str, source_format: str, checkpoint: str | None, limit_bytes: int | None = None
+    source_path: str,
+    source_format: str,
+    checkpoint: str | None,
+    limit_bytes: int | None = None,
+    window: Window | None = None,
 ) -> Drop:
-    """Files of the format modified after `checkpoint`, oldest first, up to `limit_bytes`
-    (whole modification times at a time; at least one)."""
+    """Files of the format modified after `checkpoint` (or within `window`), oldest first, up
+    to `limit_bytes` (whole modification times at a time; at least one)."""
     if source_format not in FORMATS:
         raise HudiError(f"--source-format {source_format} is not one of {', '.join(FORMATS)}")
     filesystem, root = pafs.FileSystem.from_uri(_as_uri(source_path))
     selector = pafs.FileSelector(root, recursive=True, allow_not_found=False)
     after = int(checkpoint) if checkpoint else -1
+    since, until = (after + 1, 2**63) if window is None else (window.since_ms, window.until_ms)
     found = sorted(
         (
             SourceFile(_uri_of(source_path, root, info.path), info.mtime_ns // 1_000_000, info.size)
@@ -58,13 +71,17 @@ def new_files(
             if info.type == pafs.FileType.File
             and info.base_name.endswith(_EXTENSIONS[source_format])
             and not info.base_name.startswith((".", "_"))
-            and info.mtime_ns // 1_000_000 > after
+            and since <= info.mtime_ns // 1_000_000 < until
         ),
         key=lambda f: (f.modified_ms, f.path),
     )
     taken = _within_limit(found, limit_bytes)
     newest = taken[-1].modified_ms if taken else None
-    return Drop(taken, str(newest) if newest is not None else checkpoint)
+    # A backfill moves the checkpoint only if it took every file from the checkpoint on, so
+    # no later run skips a file the window left out.
+    if newest is None or newest <= after or since > after + 1:
+        return Drop(taken, checkpoint)
+    return Drop(taken, str(newest))
 
 
 def _within_limit(files: list[SourceFile], limit_bytes: int | None) -> list[SourceFile]:

@@ -1,0 +1,128 @@
+"""DAGs generated per table from the tables file (see tables_config):
+
+- `<table>_ingest`: ingest the source files that arrived since the last checkpoint; manual
+  runs take params (source path, operation, a modification-date range for backfills);
+- `<table>_compaction` (merge-on-read tables): `schedule_compaction` -> `execute_compaction`,
+  the plan's instant time handed over through XCom; skipped when nothing is due or pending;
+- `<table>_maintenance`: `clean` -> `archive`.
+
+Every DAG runs one run at a time (`max_active_runs=1`); the table lock keeps runs of
+different DAGs from changing the timeline at once, and optimistic concurrency fails a write
+that raced a compaction plan on the same file group (its retry writes again).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from airflow.sdk import DAG, Param
+
+from hudi_airflow.operators import (
+    HudiArchiveOperator,
+    HudiCleanOperator,
+    HudiCompactionOperator,
+    HudiIngestOperator,
+    HudiScheduleCompactionOperator,
+)
+from hudi_airflow.tables_config import TableEntry, load_tables
+
+START_DATE = datetime(2026, 1, 1)
+OPERATIONS = ["upsert", "insert", "bulk_insert", "delete", "insert_overwrite"]
+PLANNED_INSTANT = "{{ ti.xcom_pull(task_ids='schedule_compaction', key='instant_time') }}"
+
+
+def build_dags(entries: list[TableEntry] | None = None) -> dict[str, DAG]:
+    """Every DAG of every table, by dag_id (the tables file by default)."""
+    dags: dict[str, DAG] = {}
+    for entry in load_tables() if entries is None else entries:
+        for dag in table_dags(entry):
+            dags[dag.dag_id] = dag
+    return dags
+
+
+def table_dags(entry: TableEntry) -> list[DAG]:
+    dags = [ingest_dag(entry), maintenance_dag(entry)]
+    if entry.is_merge_on_read:
+        dags.insert(1, compaction_dag(entry))
+    return dags
+
+
+def ingest_dag(entry: TableEntry) -> DAG:
+    params = {
+        "source_path": Param(entry.source_path, type="string", description="folder to ingest"),
+        "operation": Param("upsert", enum=OPERATIONS, description="the write operation"),
+        "from_date": Param(
+            None,
+            type=["null", "string"],
+            description="backfill: only files modified at or after this ISO date (or time)",
+        ),
+        "to_date": Param(
+            None,
+            type=["null", "string"],
+            description="backfill: only files modified before this ISO date (or time)",
+        ),
+    }
+    with _dag(entry, "ingest", entry.schedule, params) as dag:
+        HudiIngestOperator(
+            task_id="ingest",
+            source_path="{{ params.source_path }}",
+            source_format=entry.source_format,
+            operation="{{ params.operation }}",
+            modified_since="{{ params.from_date or '' }}",
+            modified_until="{{ params.to_date or '' }}",
+            table_name=entry.name,
+            table_type=entry.table_type,
+            record_key_field=entry.record_key_field,
+            partition_path_field=entry.partition_path_field,
+            precombine_field=entry.precombine_field,
+            **_table_arguments(entry, spark=True),
+        )
+    return dag
+
+
+def compaction_dag(entry: TableEntry) -> DAG:
+    with _dag(entry, "compaction", entry.compaction_schedule) as dag:
+        schedule = HudiScheduleCompactionOperator(
+            task_id="schedule_compaction", **_table_arguments(entry, spark=False)
+        )
+        execute = HudiCompactionOperator(
+            task_id="execute_compaction",
+            instant_time=PLANNED_INSTANT,
+            **_table_arguments(entry, spark=True),
+        )
+        schedule >> execute
+    return dag
+
+
+def maintenance_dag(entry: TableEntry) -> DAG:
+    with _dag(entry, "maintenance", entry.maintenance_schedule) as dag:
+        clean = HudiCleanOperator(task_id="clean", **_table_arguments(entry, spark=True))
+        archive = HudiArchiveOperator(task_id="archive", **_table_arguments(entry, spark=True))
+        clean >> archive
+    return dag
+
+
+def _dag(entry: TableEntry, kind: str, schedule: str | None, params: dict | None = None) -> DAG:
+    return DAG(
+        dag_id=f"{entry.name}_{kind}",
+        description=f"Hudi table {entry.name}: {kind}",
+        schedule=schedule,
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["hudi", entry.name, kind],
+        params=params or {},
+        default_args={
+            "owner": entry.owner,
+            "retries": entry.retries,
+            "retry_delay": timedelta(seconds=entry.retry_delay_seconds),
+        },
+        doc_md=f"`{entry.table_type}` table **{entry.name}** at `{entry.base_path}`.",
+    )
+
+
+def _table_arguments(entry: TableEntry, spark: bool) -> dict:
+    arguments = {"base_path": entry.base_path, "hoodie_options": entry.hoodie_options()}
+    if spark:
+        arguments["conn_id"] = entry.spark_conn_id
+    return arguments

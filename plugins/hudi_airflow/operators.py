@@ -1,0 +1,268 @@
+"""Operators: each table service as its own Airflow task.
+
+Work that needs Spark (ingestion, compaction execution, cleaning, archival) runs the matching
+`spark_jobs/<job>.py` through the Spark provider's SparkSubmitOperator; planning a compaction
+is a quick timeline change made in the worker itself. Every operator pushes the instant time
+it produced or worked on to XCom (key `instant_time`) and returns the job's result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+
+import spark_jobs
+from hudi_airflow.hooks import HudiTableHook
+
+SPARK_JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
+ORDERS = ("FIFO", "LIFO")
+
+
+class HudiSparkJobOperator(SparkSubmitOperator):
+    """Runs one of spark_jobs' entry points on a table and returns its result line."""
+
+    template_fields: Sequence[str] = (
+        *SparkSubmitOperator.template_fields,
+        "base_path",
+        "hoodie_options",
+    )
+    ui_color = "#e8f0fe"
+
+    def __init__(
+        self,
+        *,
+        job: str,
+        base_path: str | None = None,
+        hoodie_options: dict[str, Any] | None = None,
+        hudi_conn_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not (SPARK_JOBS_DIR / f"{job}.py").is_file():
+            raise ValueError(f"there is no Spark job named {job!r} in {SPARK_JOBS_DIR}")
+        kwargs.setdefault("name", f"hudi-{job}")
+        super().__init__(application=str(SPARK_JOBS_DIR / f"{job}.py"), **kwargs)
+        self.job = job
+        self.base_path = base_path
+        self.hoodie_options = hoodie_options or {}
+        self.hudi_conn_id = hudi_conn_id
+        self._output: list[str] = []
+
+    def job_arguments(self, context: Any) -> list[str]:
+        """The job's own arguments, after --base-path and the options."""
+        return []
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+        self.application_args = [
+            "--base-path",
+            table.base_path,
+            *_hoodie_conf(table.options),
+            *self.job_arguments(context),
+        ]
+        self.env_vars = {**_python_env(), **table.spark_env(), **(self.env_vars or {})}
+        super().execute(context)
+        result = _result_line(self._output)
+        if result is None or result.get("status") != "SUCCEEDED":
+            error = (result or {}).get("error", "the job printed no result line")
+            raise AirflowException(f"spark_jobs/{self.job}.py failed: {error}")
+        context["ti"].xcom_push(key="instant_time", value=result.get("instant_time"))
+        return result
+
+    def _get_hook(self):
+        """The Spark provider's hook, keeping the job's output: its last JSON line is the
+        result. (The provider logs each line and keeps none; this wraps the one method that
+        reads them.)"""
+        hook = super()._get_hook()
+        read_log = hook._process_spark_submit_log
+        self._output = []
+
+        def read_and_keep(lines: Iterator[str]) -> None:
+            read_log(_kept(lines, self._output))
+
+        hook._process_spark_submit_log = read_and_keep
+        return hook
+
+
+class HudiIngestOperator(HudiSparkJobOperator):
+    """Ingests the source files that arrived since the last checkpoint (or, for a backfill,
+    those modified in [modified_since, modified_until)); creates the table on first use."""
+
+    template_fields: Sequence[str] = (
+        *HudiSparkJobOperator.template_fields,
+        "source_path",
+        "source_format",
+        "operation",
+        "modified_since",
+        "modified_until",
+    )
+
+    def __init__(
+        self,
+        *,
+        source_path: str,
+        source_format: str,
+        operation: str = "upsert",
+        table_name: str | None = None,
+        table_type: str = "COPY_ON_WRITE",
+        record_key_field: str | None = None,
+        partition_path_field: str | None = None,
+        precombine_field: str | None = None,
+        modified_since: str | None = None,
+        modified_until: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(job="ingest", **kwargs)
+        self.source_path = source_path
+        self.source_format = source_format
+        self.operation = operation
+        self.table_name = table_name
+        self.table_type = table_type
+        self.record_key_field = record_key_field
+        self.partition_path_field = partition_path_field
+        self.precombine_field = precombine_field
+        self.modified_since = modified_since
+        self.modified_until = modified_until
+
+    def job_arguments(self, context: Any) -> list[str]:
+        flags = {
+            "--source-path": self.source_path,
+            "--source-format": self.source_format,
+            "--op": self.operation,
+            "--table-name": self.table_name,
+            "--table-type": self.table_type,
+            "--record-key-field": self.record_key_field,
+            "--partition-path-field": self.partition_path_field,
+            "--precombine-field": self.precombine_field,
+            "--modified-since": self.modified_since,
+            "--modified-until": self.modified_until,
+        }
+        return _flags(flags)
+
+
+class HudiCompactionOperator(HudiSparkJobOperator):
+    """Executes a planned compaction: `instant_time` (templated, e.g. pulled from the planning
+    task's XCom), else the oldest (FIFO) or newest (LIFO) pending plan. A retry of an attempt
+    that died rolls back that attempt's files and runs the same instant again."""
+
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time")
+
+    def __init__(self, *, instant_time: str | None = None, seq: str = "FIFO", **kwargs: Any):
+        super().__init__(job="compact", **kwargs)
+        self.instant_time = instant_time
+        self.seq = _order(seq)
+
+    def job_arguments(self, context: Any) -> list[str]:
+        flags = {"--mode": "execute", "--instant-time": self.instant_time, "--seq": self.seq}
+        return _flags(flags)
+
+
+class HudiCleanOperator(HudiSparkJobOperator):
+    """Deletes the file slices the cleaner policy no longer keeps (rolling back failed writes
+    first under the lazy policy)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(job="clean", **kwargs)
+
+
+class HudiArchiveOperator(HudiSparkJobOperator):
+    """Moves old completed instants to the archived timeline."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(job="archive", **kwargs)
+
+
+class HudiScheduleCompactionOperator(BaseOperator):
+    """Plans a compaction if the trigger says one is due, under the table's lock; hands the
+    plan to execute (the new one, or the oldest/newest left pending by `seq`) through XCom.
+    Skips, and so skips the execution after it, when nothing is due and nothing is pending."""
+
+    template_fields: Sequence[str] = ("base_path", "hoodie_options")
+    ui_color = "#fef7e0"
+
+    def __init__(
+        self,
+        *,
+        base_path: str | None = None,
+        hoodie_options: dict[str, Any] | None = None,
+        hudi_conn_id: str | None = None,
+        seq: str = "FIFO",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.base_path = base_path
+        self.hoodie_options = hoodie_options or {}
+        self.hudi_conn_id = hudi_conn_id
+        self.seq = _order(seq)
+
+    def execute(self, context: Any) -> str:
+        table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+        if not table.exists():
+            raise AirflowSkipException(f"no table at {table.base_path} yet: nothing to compact")
+        planned = table.get_conn().compaction.schedule()
+        if planned is not None:
+            self.log.info("planned compaction %s", planned)
+        pending = table.pending_compactions()
+        if not pending:
+            raise AirflowSkipException("no compaction is due and none is pending")
+        chosen = pending[0] if self.seq == "FIFO" else pending[-1]
+        self.log.info(
+            "compaction to execute: %s (%s of %d pending)", chosen, self.seq, len(pending)
+        )
+        context["ti"].xcom_push(key="instant_time", value=chosen)
+        return chosen
+
+
+def _order(seq: str) -> str:
+    if seq.upper() not in ORDERS:
+        raise ValueError(f"seq must be one of {', '.join(ORDERS)}, not {seq!r}")
+    return seq.upper()
+
+
+def _flags(flags: dict[str, str | None]) -> list[str]:
+    """--flag value pairs for the values that are set (templates may render as '')."""
+    return [part for flag, value in flags.items() if value for part in (flag, str(value))]
+
+
+def _hoodie_conf(options: dict[str, Any]) -> list[str]:
+    return [part for key, value in options.items() for part in ("--hoodie-conf", f"{key}={value}")]
+
+
+def _python_env() -> dict[str, str]:
+    """Spark's Python workers and spark-submit from this interpreter's environment unless the
+    deployment says otherwise (a venv's bin is not on PATH when its python runs directly)."""
+    env = {}
+    if "PYSPARK_PYTHON" not in os.environ:
+        env["PYSPARK_PYTHON"] = sys.executable
+    if shutil.which("spark-submit") is None:
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return env
+
+
+def _kept(lines: Iterator[str], kept: list[str]) -> Iterator[str]:
+    for line in lines:
+        kept.append(line)
+        yield line
+
+
+def _result_line(output: list[str]) -> dict[str, Any] | None:
+    """The job's result: the last output line that is a JSON object with a status (Spark may
+    log after it)."""
+    for line in reversed(output):
+        text = line.strip()
+        if text.startswith("{"):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(parsed, dict) and "status" in parsed:
+                return parsed
+    return None

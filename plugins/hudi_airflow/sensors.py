@@ -1,0 +1,105 @@
+"""Sensors that wait on a table's timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from airflow.sdk import BaseSensorOperator
+from airflow.sdk.bases.sensor import PokeReturnValue
+
+from hudi_airflow.hooks import HudiTableHook
+from hudi_airflow.triggers import HudiInstantTrigger
+from hudi_core.timeline import State
+
+STATES = tuple(s.value for s in State)
+
+
+class HudiInstantSensor(BaseSensorOperator):
+    """Waits until the timeline holds an instant with `action` and `state` (and
+    `instant_time`, if given; templated, e.g. from another task's XCom), then pushes its
+    instant time. With `deferrable=True` the wait runs in the triggerer."""
+
+    template_fields: Sequence[str] = ("base_path", "action", "state", "instant_time")
+
+    def __init__(
+        self,
+        *,
+        base_path: str | None = None,
+        action: str | None = None,
+        state: str = "COMPLETED",
+        instant_time: str | None = None,
+        hoodie_options: dict[str, Any] | None = None,
+        hudi_conn_id: str | None = None,
+        deferrable: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if state.upper() not in STATES:
+            raise ValueError(f"state must be one of {', '.join(STATES)}, not {state!r}")
+        self.base_path = base_path
+        self.action = action
+        self.state = state.upper()
+        self.instant_time = instant_time
+        self.hoodie_options = hoodie_options or {}
+        self.hudi_conn_id = hudi_conn_id
+        self.deferrable = deferrable
+
+    def _hook(self) -> HudiTableHook:
+        return HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+
+    def execute(self, context: Any) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        hook = self._hook()
+        found = hook.find_instant(self.action, self.state, self.instant_time or None)
+        if found is not None:
+            return found.timestamp
+        self.defer(
+            trigger=HudiInstantTrigger(
+                hook.base_path,
+                self.action,
+                self.state,
+                self.instant_time or None,
+                hook.in_process_options(),
+                poll_interval=self.poke_interval,
+            ),
+            method_name="execute_complete",
+            timeout=timedelta(seconds=self.timeout) if self.timeout else None,
+        )
+
+    def poke(self, context: Any) -> bool | PokeReturnValue:
+        found = self._hook().find_instant(self.action, self.state, self.instant_time or None)
+        if found is None:
+            return False
+        return PokeReturnValue(is_done=True, xcom_value=found.timestamp)
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> str:
+        return event["instant_time"]
+
+
+class HudiCompactionDueSensor(BaseSensorOperator):
+    """Waits until the table's compaction trigger (hoodie.compact.inline.trigger.strategy with
+    its delta-commit and elapsed-time thresholds) says a compaction is due, or a plan is
+    pending. Runs in reschedule mode by default: the thresholds move slowly."""
+
+    template_fields: Sequence[str] = ("base_path",)
+
+    def __init__(
+        self,
+        *,
+        base_path: str | None = None,
+        hoodie_options: dict[str, Any] | None = None,
+        hudi_conn_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("mode", "reschedule")
+        super().__init__(**kwargs)
+        self.base_path = base_path
+        self.hoodie_options = hoodie_options or {}
+        self.hudi_conn_id = hudi_conn_id
+
+    def poke(self, context: Any) -> bool:
+        hook = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+        return bool(hook.pending_compactions()) or hook.compaction_due()

@@ -1,0 +1,220 @@
+"""The table configs DAGs are generated from: one YAML file (`dags/tables.yaml`, or the file
+the HUDI_TABLES_CONFIG environment variable names) holding `tables:` and a list of entries.
+
+    tables:
+      - name: trips
+        base_path: /data/lake/trips
+        table_type: MERGE_ON_READ
+        record_key_field: uuid
+        partition_path_field: city
+        precombine_field: ts
+        source_path: /data/landing/trips
+        source_format: parquet
+        schedule: "@hourly"            # optional: the ingest DAG's schedule
+        compaction_schedule: "@hourly" # optional (these are the defaults)
+        maintenance_schedule: "@daily"
+        owner: data-engineering
+        spark_conn_id: spark_default   # the Airflow connection of the Spark master
+        retries: 2
+        retry_delay_seconds: 60
+        options:                       # optional: any hoodie.* option
+          hoodie.compact.inline.max.delta.commits: "3"
+
+Paths may use environment variables; relative paths are taken from the file's folder.
+A bad entry fails loading with a message naming the entry and the key, so a typo breaks DAG
+parsing visibly (an import error in the Airflow UI) instead of producing a half-working DAG.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_ENV = "HUDI_TABLES_CONFIG"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "dags" / "tables.yaml"
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+SOURCE_FORMATS = ("json", "csv", "parquet", "avro")
+REQUIRED = (
+    "name",
+    "base_path",
+    "table_type",
+    "record_key_field",
+    "partition_path_field",
+    "precombine_field",
+    "source_path",
+    "source_format",
+)
+OPTIONAL = (
+    "schedule",
+    "compaction_schedule",
+    "maintenance_schedule",
+    "owner",
+    "spark_conn_id",
+    "retries",
+    "retry_delay_seconds",
+    "options",
+)
+COUNTS = ("retries", "retry_delay_seconds")
+PATHS = ("base_path", "source_path")
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+
+class TablesConfigError(ValueError):
+    """The tables file, or one of its entries, is not what DAGs can be generated from."""
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """One table of the config file."""
+
+    name: str
+    base_path: str
+    table_type: str
+    record_key_field: str
+    partition_path_field: str
+    precombine_field: str
+    source_path: str
+    source_format: str
+    schedule: str | None = None  # the ingest DAG's; None: triggered by hand only
+    compaction_schedule: str | None = "@hourly"
+    maintenance_schedule: str | None = "@daily"
+    owner: str = "data-engineering"
+    spark_conn_id: str = "spark_default"  # the Airflow connection of the Spark master
+    retries: int = 2
+    retry_delay_seconds: int = 60
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_merge_on_read(self) -> bool:
+        return self.table_type == "MERGE_ON_READ"
+
+    def hoodie_options(self) -> dict[str, str]:
+        """The table-defining options, then the entry's own `options` on top."""
+        defining = {
+            "hoodie.table.name": self.name,
+            "hoodie.datasource.write.table.type": self.table_type,
+            "hoodie.datasource.write.recordkey.field": self.record_key_field,
+            "hoodie.datasource.write.partitionpath.field": self.partition_path_field,
+            "hoodie.datasource.write.precombine.field": self.precombine_field,
+        }
+        return {**defining, **self.options}
+
+
+def config_path() -> Path:
+    return Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+
+
+def load_tables(path: str | Path | None = None) -> list[TableEntry]:
+    """Every entry of the tables file (by default `config_path()`), validated."""
+    path = Path(path) if path is not None else config_path()
+    try:
+        document = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise TablesConfigError(f"{path}: cannot read the tables file: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise TablesConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(document, dict) or not isinstance(document.get("tables"), list):
+        raise TablesConfigError(f"{path}: must hold 'tables:' followed by a list of entries")
+    entries = [_entry(path, number, raw) for number, raw in enumerate(document["tables"], 1)]
+    _require_unique(path, entries)
+    return entries
+
+
+def _entry(path: Path, number: int, raw: Any) -> TableEntry:
+    where = f"{path}: table entry #{number}"
+    if not isinstance(raw, dict):
+        raise TablesConfigError(f"{where}: must be a mapping of keys, not {type(raw).__name__}")
+    if isinstance(raw.get("name"), str):
+        where = f"{where} ('{raw['name']}')"
+    for key in REQUIRED:
+        value = raw.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise TablesConfigError(f"{where}: key '{key}' is required and must be a string")
+    unknown = sorted(set(raw) - set(REQUIRED) - set(OPTIONAL))
+    if unknown:
+        allowed = ", ".join(REQUIRED + OPTIONAL)
+        raise TablesConfigError(f"{where}: unknown key '{unknown[0]}' (known keys: {allowed})")
+    values = {key: raw[key].strip() for key in REQUIRED}
+    for key in PATHS:
+        values[key] = _resolved(path, values[key])
+    _check_choices(where, values)
+    optional = {key: _optional(where, key, raw[key]) for key in OPTIONAL if key in raw}
+    return TableEntry(**values, **optional)
+
+
+def _resolved(config_file: Path, location: str) -> str:
+    """Environment variables and ~ expanded; a relative local path is taken from the tables
+    file's folder (URIs such as s3://... stay as they are)."""
+    location = os.path.expanduser(os.path.expandvars(location))
+    if "://" in location or os.path.isabs(location):
+        return location
+    return str((config_file.resolve().parent / location).resolve())
+
+
+def _check_choices(where: str, values: dict[str, str]) -> None:
+    if not _NAME.match(values["name"]):
+        raise TablesConfigError(
+            f"{where}: key 'name' must start with a letter and hold only letters, digits and "
+            f"'_' (it names DAGs), not '{values['name']}'"
+        )
+    values["table_type"] = values["table_type"].upper()
+    if values["table_type"] not in TABLE_TYPES:
+        raise TablesConfigError(
+            f"{where}: key 'table_type' must be one of {', '.join(TABLE_TYPES)}, "
+            f"not '{values['table_type']}'"
+        )
+    values["source_format"] = values["source_format"].lower()
+    if values["source_format"] not in SOURCE_FORMATS:
+        raise TablesConfigError(
+            f"{where}: key 'source_format' must be one of {', '.join(SOURCE_FORMATS)}, "
+            f"not '{values['source_format']}'"
+        )
+
+
+def _optional(where: str, key: str, value: Any) -> Any:
+    if key in COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TablesConfigError(f"{where}: key '{key}' must be a whole number >= 0")
+        return value
+    if key != "options":
+        if value is not None and not isinstance(value, str):
+            raise TablesConfigError(f"{where}: key '{key}' must be a string or null")
+        return value
+    if not isinstance(value, dict):
+        raise TablesConfigError(f"{where}: key 'options' must be a mapping of hoodie.* options")
+    for option in value:
+        if not str(option).startswith("hoodie."):
+            raise TablesConfigError(
+                f"{where}: key 'options' holds '{option}', which is not a hoodie.* option"
+            )
+    return {str(k): _option_text(v) for k, v in value.items()}
+
+
+def _option_text(value: Any) -> str:
+    """Options as Apache Hudi's properties hold them: text ('true', not True)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _require_unique(path: Path, entries: list[TableEntry]) -> None:
+    seen: set[str] = set()
+    for number, entry in enumerate(entries, 1):
+        if entry.name in seen:
+            raise TablesConfigError(
+                f"{path}: table entry #{number} ('{entry.name}'): key 'name' repeats an "
+                "earlier entry's name"
+            )
+        seen.add(entry.name)
+
+
+def find_table(name: str, path: str | Path | None = None) -> TableEntry:
+    for entry in load_tables(path):
+        if entry.name == name:
+            return entry
+    raise TablesConfigError(f"no table named '{name}' in {path or config_path()}")

@@ -1,0 +1,177 @@
+"""What the Hudi view shows of a table, read with hudi_core: its timeline, pending compactions,
+last clean, archival and data files, as plain dataclasses (`to_dict()` gives JSON-ready
+dicts), so that it is testable without Airflow's server.
+
+A configured table whose base path holds no table yet is summarized as `not_created`, and a
+table that cannot be read as `error` with the reason: one table never takes the page down.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from hudi_airflow.tables_config import TableEntry
+from hudi_core import HudiTable, TableNotFoundError
+from hudi_core.config.table_options import ARCHIVELOG_FOLDER
+from hudi_core.model.file_group import FileSlice
+from hudi_core.read.file_system_view import FileSystemView
+from hudi_core.timeline import ActiveTimeline, Instant, avro_metadata
+from hudi_core.timeline.archived_timeline import archive_files, archive_folder_path
+from hudi_core.timeline.instant import CLEAN, COMPACTION
+from hudi_core.timeline.instant_time import parse_instant_time
+
+OK = "ok"
+NOT_CREATED = "not_created"
+ERROR = "error"
+
+
+@dataclass
+class FileStats:
+    """Data files (parquet base files and Hudi log files) of a set of file slices."""
+
+    slices: int = 0
+    base_files: int = 0
+    base_bytes: int = 0
+    log_files: int = 0
+    log_bytes: int = 0
+
+    def add(self, file_slice: FileSlice) -> None:
+        self.slices += 1
+        if file_slice.base_file is not None:
+            self.base_files += 1
+            self.base_bytes += file_slice.base_file.size
+        self.log_files += len(file_slice.log_files)
+        self.log_bytes += sum(log.size for log in file_slice.log_files)
+
+
+@dataclass
+class CleanInfo:
+    timestamp: str
+    # From the clean's metadata; None once the clean itself was archived.
+    files_deleted: int | None = None
+    earliest_commit_to_retain: str | None = None
+
+
+@dataclass
+class ArchivalInfo:
+    archived_instants: int = 0
+    newest_archived: str | None = None
+    archive_files: int = 0
+    last_archived_at: str | None = None  # when the newest archive file was written (UTC, ISO)
+
+
+@dataclass
+class TableSummary:
+    name: str
+    base_path: str
+    table_type: str
+    status: str  # OK, NOT_CREATED or ERROR
+    error: str | None = None
+    # The active timeline, oldest first, each instant in its latest state.
+    instants: list[dict[str, str]] = field(default_factory=list)
+    counts_by_action: dict[str, int] = field(default_factory=dict)
+    counts_by_state: dict[str, int] = field(default_factory=dict)
+    pending_compactions: list[str] = field(default_factory=list)
+    last_clean: CleanInfo | None = None
+    archival: ArchivalInfo = field(default_factory=ArchivalInfo)
+    # The newest visible slice of every file group: what a snapshot query reads.
+    latest_files: FileStats = field(default_factory=FileStats)
+    # Every slice on storage, older ones the cleaner has not deleted yet included.
+    all_files: FileStats = field(default_factory=FileStats)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize_all(entries: Iterable[TableEntry]) -> list[TableSummary]:
+    return [summarize_or_report(entry) for entry in entries]
+
+
+def summarize_or_report(entry: TableEntry) -> TableSummary:
+    """`summarize`, or a summary with status ERROR saying why the table cannot be read."""
+    try:
+        return summarize(entry)
+    except Exception as exc:  # a broken table must not hide the others
+        message = f"cannot read the table: {type(exc).__name__}: {exc}"
+        return TableSummary(entry.name, entry.base_path, entry.table_type, ERROR, message)
+
+
+def summarize(entry: TableEntry) -> TableSummary:
+    try:
+        table = HudiTable.open(entry.base_path)
+    except TableNotFoundError:
+        return TableSummary(entry.name, entry.base_path, entry.table_type, NOT_CREATED)
+    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
+    active = timeline.instants
+    summary = TableSummary(
+        name=entry.name,
+        base_path=entry.base_path,
+        table_type=table.table_type,
+        status=OK,
+        instants=[_instant_dict(i) for i in active],
+        counts_by_action=dict(sorted(Counter(i.action for i in active).items())),
+        counts_by_state=dict(sorted(Counter(i.state.value for i in active).items())),
+        pending_compactions=[i.timestamp for i in timeline.pending([COMPACTION])],
+        last_clean=_last_clean(table, timeline),
+        archival=_archival(table, active),
+    )
+    _count_files(FileSystemView(table.storage, timeline), summary)
+    return summary
+
+
+def _instant_dict(instant: Instant) -> dict[str, str]:
+    return {"timestamp": instant.timestamp, "action": instant.action, "state": instant.state.value}
+
+
+def _last_clean(table: HudiTable, timeline: ActiveTimeline) -> CleanInfo | None:
+    active_cleans = timeline.completed([CLEAN])
+    if active_cleans:
+        data = timeline.read_bytes(active_cleans[-1])
+        metadata = avro_metadata.deserialize(data) if data else {}
+        return CleanInfo(
+            active_cleans[-1].timestamp,
+            metadata.get("totalFilesDeleted"),
+            metadata.get("earliestCommitToRetain") or None,
+        )
+    # Archival may have moved every clean off the active timeline: look there.
+    archived = [i for i in table.timeline(archived=True) if i.action == CLEAN and i.is_completed]
+    return CleanInfo(archived[-1].timestamp) if archived else None
+
+
+def _archival(table: HudiTable, active: list[Instant]) -> ArchivalInfo:
+    active_set = set(active)
+    archived = [i for i in table.timeline(archived=True) if i not in active_set]
+    folder = archive_folder_path(table.config.options.get_option(ARCHIVELOG_FOLDER))
+    files = archive_files(table.storage, folder)
+    written_ms = table.storage.modified_ms(files[-1]) if files else None
+    return ArchivalInfo(
+        archived_instants=len(archived),
+        newest_archived=max((i.timestamp for i in archived), default=None),
+        archive_files=len(files),
+        last_archived_at=(
+            datetime.fromtimestamp(written_ms / 1000, UTC).isoformat(timespec="seconds")
+            if written_ms is not None
+            else None
+        ),
+    )
+
+
+def _count_files(view: FileSystemView, summary: TableSummary) -> None:
+    for file_slice in view.latest_slices():
+        summary.latest_files.add(file_slice)
+    for group in view.file_groups.values():
+        for file_slice in group.slices.values():
+            summary.all_files.add(file_slice)
+
+
+def instant_time_text(timestamp: str) -> str:
+    """'20240105103000123' as '2024-01-05 10:30:00.123' (bootstrap instants stay as they are)."""
+    try:
+        moment = parse_instant_time(timestamp)
+    except ValueError:
+        return timestamp
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"

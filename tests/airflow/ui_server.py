@@ -1,0 +1,146 @@
+"""A real `airflow api-server` for the UI view's tests: its own AIRFLOW_HOME and SQLite
+database, this repository's plugins folder, and the simple auth manager with one admin user
+whose password the test chooses (written to the passwords file the auth manager reads)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGINS = REPO / "plugins"
+AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
+USERNAME = "admin"
+START_TIMEOUT_S = 90
+
+
+@dataclass
+class ApiServer:
+    url: str
+    username: str
+    password: str
+    log_path: Path
+
+    def token(self) -> str:
+        """A JWT for the user, from the simple auth manager's login route."""
+        response = httpx.post(
+            f"{self.url}/auth/token",
+            json={"username": self.username, "password": self.password},
+            timeout=30,
+        )
+        assert response.status_code == 201, f"login failed: {response.status_code} {response.text}"
+        return response.json()["access_token"]
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def airflow_env(home: Path, tables_config: Path, password_file: Path) -> dict[str, str]:
+    """The environment of the server: nothing Airflow-related inherited from the caller's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            "AIRFLOW__CORE__AUTH_MANAGER": AUTH_MANAGER,
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USERNAME}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(password_file),
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            "HUDI_TABLES_CONFIG": str(tables_config),
+        }
+    )
+    return env
+
+
+@contextmanager
+def running_api_server(home: Path, tables_config: Path) -> Iterator[ApiServer]:
+    """Migrates a fresh database under `home`, starts the API server on a free port, and
+    always stops it (its whole process group) on the way out."""
+    (home / "dags").mkdir(parents=True, exist_ok=True)
+    password = secrets.token_urlsafe(12)
+    password_file = home / "passwords.json"
+    password_file.write_text(json.dumps({USERNAME: password}))
+    env = airflow_env(home, tables_config, password_file)
+    _migrate(env)
+    port = _free_port()
+    server = ApiServer(f"http://127.0.0.1:{port}", USERNAME, password, home / "api-server.log")
+    command = [sys.executable, "-m", "airflow", "api-server"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--apps", "core"]
+    with open(server.log_path, "wb") as log:
+        process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        _wait_until_up(server, process)
+        yield server
+    finally:
+        _stop(process)
+
+
+def _migrate(env: dict[str, str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "airflow", "db", "migrate"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"airflow db migrate failed:\n{result.stdout}\n{result.stderr}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_until_up(server: ApiServer, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"airflow api-server exited with {process.returncode}:\n{server.log_tail()}"
+            )
+        try:
+            if httpx.get(f"{server.url}/api/v2/monitor/health", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass  # not listening yet
+        time.sleep(0.5)
+    raise RuntimeError(
+        f"airflow api-server did not answer within {START_TIMEOUT_S} s:\n{server.log_tail()}"
+    )
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the server's process group (it forks workers), then SIGKILL to whatever of
+    the group is left."""
+    for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return  # the whole group is gone
+        try:
+            process.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            pass
