@@ -98,9 +98,14 @@ def _map_bytes(entries: dict[HeaderKey, str]) -> bytes:
 
 def write_log_file(storage: Storage, path: str, blocks: list[LogBlock]) -> int:
     """Writes a new log file holding `blocks`; returns its size."""
-    data = b"".join(block.to_bytes() for block in blocks)
+    data = log_file_bytes(blocks)
     storage.write_bytes(path, data)
     return len(data)
+
+
+def log_file_bytes(blocks: list[LogBlock]) -> bytes:
+    """The content of a log file holding `blocks`, in order."""
+    return b"".join(block.to_bytes() for block in blocks)
 
 
 def read_log_blocks(storage: Storage, path: str) -> Iterator[LogBlock]:

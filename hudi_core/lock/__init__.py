@@ -117,5 +117,8 @@ def _custom_provider(name: str, storage: Storage, options: Options) -> LockProvi
             "dotted path to a hudi_core.lock.LockProvider subclass)"
         ) from exc
     if not (isinstance(provider_class, type) and issubclass(provider_class, LockProvider)):
-        raise InvalidOptionError(f"{name} is not a hudi_core.lock.LockProvider")
+        raise InvalidOptionError(
+            f"option {L.PROVIDER.key}={name!r} names a class that is not a "
+            "hudi_core.lock.LockProvider"
+        )
     return provider_class(storage, options)

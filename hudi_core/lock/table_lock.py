@@ -44,7 +44,9 @@ class _Held:
         self.depth = 0
         self.owner = ""
         self.thread: int | None = None  # the thread holding it
-        self.stop_renewing: threading.Event | None = None
+        self.thread_name = ""
+        self.lost = False  # a renewal found the hold taken over
+        self.renewer: tuple[threading.Event, threading.Thread] | None = None
 
 
 _HELD: dict[str, _Held] = {}
@@ -65,7 +67,12 @@ class TableLock:
     def __enter__(self) -> TableLock:
         state = self._state
         if not state.mutex.acquire(timeout=self.timing.max_wait_s):
-            raise LockError(f"another thread of this process held {self.provider.key} too long")
+            raise LockError(
+                f"could not take the lock {self.provider.key} within "
+                f"{self.timing.max_wait_s:g} s; held by thread {state.thread_name!r} of this "
+                f"process (pid {os.getpid()})"
+            )
+        state.thread_name = threading.current_thread().name  # for the messages of waiters
         if state.depth == 0:
             try:
                 self._acquire()
@@ -86,6 +93,15 @@ class TableLock:
         finally:
             state.mutex.release()
 
+    def require_held(self) -> None:
+        """Raises LockError if this process's hold was taken over (it stopped renewing in
+        time, e.g. paused longer than the expiry): what it is about to publish is unsafe."""
+        if self._state.lost:
+            raise LockError(
+                f"the lock {self.provider.key} was taken over by another process while held "
+                "here (a renewal came after its expiry); the change was not made"
+            )
+
     @property
     def held(self) -> bool:
         """Whether this thread holds the lock now."""
@@ -99,6 +115,7 @@ class TableLock:
             while True:
                 if self.provider.try_acquire(owner, now_ms() + timing.expire_ms):
                     self._state.owner = owner
+                    self._state.lost = False
                     self._start_renewing(owner)
                     return
                 if time.monotonic() >= give_up_at:
@@ -107,26 +124,31 @@ class TableLock:
         hold = self.provider.holder()
         holder = hold.describe() if hold else "nobody (released just now)"
         raise LockError(
-            f"could not take the lock {self.provider.key} within {timing.max_wait_s:.0f} s "
+            f"could not take the lock {self.provider.key} within {timing.max_wait_s:g} s "
             f"({timing.num_retries + 1} attempts of {timing.wait_time_ms} ms); held by {holder}"
         )
 
     def _release(self) -> None:
         state = self._state
-        if state.stop_renewing is not None:
-            state.stop_renewing.set()
-            state.stop_renewing = None
+        if state.renewer is not None:
+            stop, renewing = state.renewer
+            stop.set()
+            # A renewal under way would write the hold back after the release (a lock file
+            # recreated, held by nobody until it expires): wait for it to finish first.
+            renewing.join()
+            state.renewer = None
         self.provider.release(state.owner)
         state.owner = ""
 
     def _start_renewing(self, owner: str) -> None:
         stop = threading.Event()
-        self._state.stop_renewing = stop
         thread = threading.Thread(target=self._renew_until, args=(owner, stop), daemon=True)
+        self._state.renewer = (stop, thread)
         thread.start()
 
     def _renew_until(self, owner: str, stop: threading.Event) -> None:
         while not stop.wait(self.timing.heartbeat_interval_ms / 1000):
             if not self.provider.renew(owner, now_ms() + self.timing.expire_ms):
+                self._state.lost = True
                 _LOG.error("lost the lock %s: another process took it over", self.provider.key)
                 return

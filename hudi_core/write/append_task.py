@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.io.log_blocks import avro_data_block, delete_block, parquet_data_block
-from hudi_core.io.log_format import LogBlock, write_log_file
+from hudi_core.io.log_format import LogBlock, log_file_bytes
 from hudi_core.merge.record_merger import DELETE_COLUMN, NATURAL_COLUMN
 from hudi_core.model.commit_metadata import RuntimeStats, WriteStat
 from hudi_core.model.file_group import FileSlice
@@ -43,14 +43,11 @@ class AppendTask:
 
     def run(self, settings: WriteSettings) -> list:
         started = time.monotonic()
-        version = max((f.parsed.version for f in self.file_slice.log_files), default=0) + 1
-        name = log_file_name(
-            self.file_id, self.file_slice.base_instant_time, version, settings.token(self.task_id)
-        )
-        path = f"{self.partition_path}/{name}" if self.partition_path else name
-        Markers(settings.storage, settings.instant_time).create(path, "APPEND")
         blocks, upserts, deletes = self._blocks(settings)
-        size = write_log_file(settings.storage, path, blocks)
+        content = log_file_bytes(blocks)
+        version, path = self._create_log_file(settings, content)
+        name = path.rsplit("/", 1)[-1]
+        size = len(content)
         stat = WriteStat(
             file_id=self.file_id,
             partition_path=self.partition_path,
@@ -68,6 +65,33 @@ class AppendTask:
             log_files=[f.name for f in self.file_slice.log_files] + [name],
         )
         return [stat]
+
+    def _create_log_file(self, settings: WriteSettings, content: bytes) -> tuple[int, str]:
+        """Creates the slice's next log file version; returns (version, path).
+
+        Concurrent writers (optimistic concurrency) may plan from the same listing and pick the
+        same version, with the same write token: the file is created exclusively, and on a
+        clash the next version is tried, so no writer replaces another's log (the loser of the
+        two fails its conflict check at commit anyway)."""
+        markers = Markers(settings.storage, settings.instant_time)
+        version = max((f.parsed.version for f in self.file_slice.log_files), default=0) + 1
+        while True:
+            name = log_file_name(
+                self.file_id,
+                self.file_slice.base_instant_time,
+                version,
+                settings.token(self.task_id),
+            )
+            path = f"{self.partition_path}/{name}" if self.partition_path else name
+            markers.create(path, "APPEND")
+            try:
+                settings.storage.create_new(path, content)
+                return version, path
+            except FileExistsError:
+                # Another writer's file: our marker must not name it (reconciling or rolling
+                # back this write would then touch it).
+                markers.delete(path, "APPEND")
+                version += 1
 
     def _blocks(self, settings: WriteSettings) -> tuple[list[LogBlock], int, int]:
         deleting = self.rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)

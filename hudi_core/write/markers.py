@@ -34,6 +34,10 @@ class Markers:
             raise ValueError(f"marker io type {io_type} is not one of {IO_TYPES}")
         self.storage.write_bytes(f"{self.folder}/{data_file}{MARKER_INFIX}{io_type}", b"")
 
+    def delete(self, data_file: str, io_type: str) -> None:
+        """Withdraws the marker of a file this instant did not create after all."""
+        self.storage.delete(f"{self.folder}/{data_file}{MARKER_INFIX}{io_type}")
+
     def exist(self) -> bool:
         return self.storage.exists(self.folder)
 

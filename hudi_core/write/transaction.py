@@ -100,6 +100,7 @@ class WriteTransaction:
             Markers(self.storage, self.instant_time).reconcile(
                 {s.path for s in metadata.write_stats()}
             )
+            self.lock.require_held()
             self._current = current.transition(
                 self._current, State.COMPLETED, metadata.to_json_bytes()
             )
