@@ -1,0 +1,262 @@
+"""The plugin's parts on real tables, without Spark: the table hook (parameters and
+connections), the sensors and the deferrable trigger, the compaction planner's skip and
+FIFO/LIFO choice, the operators' job arguments and result lines, and the ingest job's
+backfill window."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+
+import pytest
+from airflow.sdk.bases.sensor import PokeReturnValue
+from airflow.sdk.exceptions import AirflowSkipException, TaskDeferred
+from hudi_airflow.hooks import HudiTableHook
+from hudi_airflow.operators import (
+    HudiCompactionOperator,
+    HudiIngestOperator,
+    HudiScheduleCompactionOperator,
+    _result_line,
+)
+from hudi_airflow.sensors import HudiCompactionDueSensor, HudiInstantSensor
+from hudi_airflow.triggers import HudiInstantTrigger
+
+from spark_jobs.sources import Window, new_files
+from tests.datagen import trips
+from tests.tables import create_trips_table
+
+PLAN_AFTER_TWO = {"hoodie.compact.inline.max.delta.commits": "2"}
+
+
+class FakeTaskInstance:
+    """What operators use of the task instance: XCom pushes."""
+
+    def __init__(self) -> None:
+        self.pushed: dict[str, object] = {}
+
+    def xcom_push(self, key: str, value: object) -> None:
+        self.pushed[key] = value
+
+
+@pytest.fixture
+def lock_db(tmp_path, monkeypatch):
+    """The platform's default lock is the database lock: give it a SQLite file."""
+    monkeypatch.setenv("HUDI_LOCK_DB_URL", f"sqlite:///{tmp_path / 'locks.db'}")
+
+
+@pytest.fixture
+def mor_table(tmp_path):
+    path, table = create_trips_table(tmp_path, "MERGE_ON_READ", PLAN_AFTER_TWO)
+    table.write(trips(list(range(0, 200)), seed=1, ts=1), "upsert")
+    return path, table
+
+
+def test_hook_takes_base_path_and_options_from_a_connection(monkeypatch, tmp_path):
+    connection = {
+        "conn_type": "hudi",
+        "host": str(tmp_path / "t"),
+        "extra": {"options": {"hoodie.cleaner.commits.retained": 5}},
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_HUDI_TRIPS", json.dumps(connection))
+    hook = HudiTableHook("hudi_trips", options={"hoodie.keep.min.commits": "7"})
+    assert hook.base_path == str(tmp_path / "t")
+    assert hook.options["hoodie.cleaner.commits.retained"] == "5"
+    assert hook.options["hoodie.keep.min.commits"] == "7"
+    assert hook.options["hoodie.write.lock.provider"] == "hudi_core.lock.DatabaseLockProvider"
+    assert HudiTableHook("hudi_trips", base_path="/elsewhere").base_path == "/elsewhere"
+    with pytest.raises(ValueError, match="no Hudi table given"):
+        _ = HudiTableHook().base_path
+
+
+def test_hook_hands_the_lock_database_to_spark_jobs_by_environment(monkeypatch):
+    monkeypatch.setenv("HUDI_LOCK_DB_URL", "postgresql://locks@db/airflow")
+    hook = HudiTableHook(base_path="/t")
+    assert hook.spark_env() == {"HUDI_LOCK_DB_URL": "postgresql://locks@db/airflow"}
+    url = hook.in_process_options()["hoodie.write.lock.database.url"]
+    assert url == "postgresql://locks@db/airflow"
+    file_lock = HudiTableHook(base_path="/t", options={"hoodie.write.lock.provider": "file_system"})
+    assert file_lock.spark_env() == {}
+
+
+def test_instant_sensor_pokes_until_the_instant_exists(mor_table, lock_db):
+    path, table = mor_table
+    sensor = HudiInstantSensor(
+        task_id="wait", base_path=path, action="compaction", state="REQUESTED"
+    )
+    assert sensor.poke({}) is False
+    planned = table.compaction.schedule()
+    assert planned is None  # one deltacommit: not due yet
+    table.write(trips(list(range(0, 50)), seed=2, ts=2), "upsert")
+    planned = table.compaction.schedule()
+    found = sensor.poke({})
+    assert isinstance(found, PokeReturnValue) and found.xcom_value == planned
+    with pytest.raises(ValueError, match="state must be one of"):
+        HudiInstantSensor(task_id="bad", base_path=path, state="DONE")
+
+
+def test_deferrable_instant_sensor_defers_to_a_trigger_that_fires(mor_table, lock_db):
+    path, table = mor_table
+    sensor = HudiInstantSensor(
+        task_id="wait",
+        base_path=path,
+        action="deltacommit",
+        state="COMPLETED",
+        instant_time="29991231000000000",
+        deferrable=True,
+        poke_interval=0.1,
+    )
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor.execute({})
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, HudiInstantTrigger)
+    classpath, kwargs = trigger.serialize()
+    assert classpath == "hudi_airflow.triggers.HudiInstantTrigger"
+    assert kwargs["base_path"] == path and kwargs["instant_time"] == "29991231000000000"
+
+    waiting = HudiInstantTrigger(path, "deltacommit", "COMPLETED", poll_interval=0.05)
+    written: list[str] = []
+
+    def write_later() -> None:
+        time.sleep(0.5)
+        written.append(table.write(trips([500], seed=3, ts=3), "upsert"))
+
+    # The newest completed deltacommit is there already; wait for one after it instead.
+    latest = HudiTableHook(base_path=path).find_instant("deltacommit", "COMPLETED")
+    assert latest is not None
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    event = asyncio.run(_event_after(waiting, latest.timestamp))
+    writer.join()
+    assert event.payload["instant_time"] == written[0]
+    assert sensor.execute_complete({}, {"instant_time": written[0]}) == written[0]
+
+
+async def _event_after(trigger: HudiInstantTrigger, previous: str):
+    """The trigger's first event naming an instant other than `previous`."""
+    while True:
+        event = await anext(trigger.run())
+        if event.payload["instant_time"] != previous:
+            return event
+        await asyncio.sleep(0.05)
+
+
+def test_compaction_due_sensor_follows_the_trigger_strategy(mor_table, lock_db):
+    path, table = mor_table
+    sensor = HudiCompactionDueSensor(task_id="due", base_path=path, hoodie_options=PLAN_AFTER_TWO)
+    assert sensor.mode == "reschedule"
+    assert sensor.poke({}) is False
+    table.write(trips(list(range(0, 50)), seed=2, ts=2), "upsert")
+    assert sensor.poke({}) is True
+
+
+def test_schedule_compaction_skips_when_nothing_is_due_or_pending(mor_table, lock_db):
+    path, _ = mor_table
+    planner = HudiScheduleCompactionOperator(
+        task_id="schedule_compaction", base_path=path, hoodie_options=PLAN_AFTER_TWO
+    )
+    with pytest.raises(AirflowSkipException, match="no compaction is due"):
+        planner.execute({"ti": FakeTaskInstance()})
+    missing = HudiScheduleCompactionOperator(task_id="s", base_path=f"{path}-missing")
+    with pytest.raises(AirflowSkipException, match="no table"):
+        missing.execute({"ti": FakeTaskInstance()})
+
+
+def test_schedule_compaction_hands_over_pending_plans_fifo_or_lifo(mor_table, lock_db):
+    path, table = mor_table
+    plans = []
+    for round_number in (2, 3):  # two plans on different file groups, both left pending
+        cities = ["chennai"] if round_number == 2 else ["sao_paulo"]
+        table.write(
+            trips(list(range(300, 320)), seed=round_number, ts=round_number, cities=cities),
+            "upsert",
+        )
+        table.write(trips(list(range(300, 320)), seed=9, ts=9, cities=cities), "upsert")
+        plans.append(table.compaction.schedule())
+    assert None not in plans
+    for seq, expected in (("FIFO", plans[0]), ("LIFO", plans[-1])):
+        ti = FakeTaskInstance()
+        planner = HudiScheduleCompactionOperator(
+            task_id="schedule_compaction", base_path=path, hoodie_options=PLAN_AFTER_TWO, seq=seq
+        )
+        assert planner.execute({"ti": ti}) == expected
+        assert ti.pushed["instant_time"] == expected
+
+
+def test_operators_build_the_job_arguments():
+    ingest = HudiIngestOperator(
+        task_id="ingest",
+        base_path="/lake/t",
+        source_path="/landing/t",
+        source_format="parquet",
+        operation="insert",
+        table_name="t",
+        table_type="MERGE_ON_READ",
+        record_key_field="uuid",
+        modified_since="",  # an empty template: no flag
+        modified_until="2026-11-02",
+    )
+    assert ingest.application.endswith("spark_jobs/ingest.py")
+    assert ingest.job_arguments({}) == [
+        "--source-path",
+        "/landing/t",
+        "--source-format",
+        "parquet",
+        "--op",
+        "insert",
+        "--table-name",
+        "t",
+        "--table-type",
+        "MERGE_ON_READ",
+        "--record-key-field",
+        "uuid",
+        "--modified-until",
+        "2026-11-02",
+    ]
+    compaction = HudiCompactionOperator(
+        task_id="c", base_path="/t", instant_time="20261101000000000"
+    )
+    assert compaction.job_arguments({}) == [
+        "--mode",
+        "execute",
+        "--instant-time",
+        "20261101000000000",
+        "--seq",
+        "FIFO",
+    ]
+    with pytest.raises(ValueError, match="seq must be one of"):
+        HudiCompactionOperator(task_id="c", base_path="/t", seq="RANDOM")
+    assert {"instant_time", "base_path", "hoodie_options"} <= set(compaction.template_fields)
+
+
+def test_the_result_is_the_last_json_line_with_a_status():
+    output = [
+        "26/11/22 INFO SparkContext: starting",
+        '{"job": "compact", "status": "SUCCEEDED", "instant_time": "1"}',
+        "INFO py4j: closing",
+        "{not json",
+    ]
+    assert _result_line(output) == {"job": "compact", "status": "SUCCEEDED", "instant_time": "1"}
+    assert _result_line(["no result here"]) is None
+
+
+def test_a_backfill_window_takes_only_its_files_and_keeps_the_checkpoint_honest(tmp_path):
+    folder = tmp_path / "landing"
+    folder.mkdir()
+    times = {"a": 1_000_000, "b": 2_000_000, "c": 3_000_000}
+    for name, modified_ms in times.items():
+        path = folder / f"{name}.json"
+        path.write_text("{}\n")
+        os.utime(path, ns=(modified_ms * 1_000_000, modified_ms * 1_000_000))
+    names = lambda drop: [f.path.rsplit("/", 1)[-1] for f in drop.files]  # noqa: E731
+    # A window before the checkpoint: old files again, the checkpoint stays.
+    old = new_files(str(folder), "json", "2500000", window=Window(0, 2_500_000))
+    assert names(old) == ["a.json", "b.json"] and old.checkpoint == "2500000"
+    # A window from before the checkpoint to past it covers everything after: it moves.
+    covering = new_files(str(folder), "json", "1500000", window=Window(1_000_000, 10**13))
+    assert names(covering) == ["a.json", "b.json", "c.json"] and covering.checkpoint == "3000000"
+    # A window leaving a gap after the checkpoint must not move it past the gap.
+    gap = new_files(str(folder), "json", "1000000", window=Window(2_500_000, 10**13))
+    assert names(gap) == ["c.json"] and gap.checkpoint == "1000000"
