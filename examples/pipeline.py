@@ -1,6 +1,6 @@
 """The main job: a merge-on-read table fed and maintained by Airflow DAGs on this machine.
 
-    ./run.sh demo [--workdir DIR] [--spark-master local[2]]
+    ./run.sh demo [--workdir DIR] [--spark-master local[2]] [--verbose]
 
 Embedded defaults: a SQLite Airflow metadata database under DIR/airflow, Spark in local
 mode, the table and its landing folder under DIR (default: ./data in the repo). It
@@ -14,6 +14,7 @@ as Apache Hudi's reader (the `hudi` package) returns them, checked against the e
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -140,12 +141,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", default=str(REPO / "data"), help="where everything goes")
     parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument(
+        "--verbose", action="store_true", help="show Airflow's task logs (Spark's output too)"
+    )
     args = parser.parse_args()
     workdir = Path(args.workdir).resolve()
     for stale in ("lake", "landing", "airflow"):
         shutil.rmtree(workdir / stale, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
     local_run.configure(workdir / "airflow", tables_file(workdir), args.spark_master)
+    if not args.verbose:  # task logs stay in the Airflow home; failures still show
+        os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "WARNING"
     local_run.migrate_database()
     print(f"Airflow home {workdir / 'airflow'} (SQLite), Spark {args.spark_master}; DAG runs:")
     pipeline(workdir)

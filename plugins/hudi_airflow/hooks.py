@@ -86,12 +86,17 @@ class HudiTableHook(BaseHook):
                 options[L.DATABASE_URL.key] = url
         return options
 
+    def spark_options(self) -> dict[str, str]:
+        """The options a spark-submit gets on its command line: all but the lock database's
+        URL, which may hold a password (see spark_env)."""
+        return {k: v for k, v in self.options.items() if k != L.DATABASE_URL.key}
+
     def spark_env(self) -> dict[str, str]:
         """Environment for a spark-submit of this table: the lock database's URL travels as an
         environment variable, never on a command line that logs print."""
-        if not _uses_database_lock(self.options) or self.options.get(L.DATABASE_URL.key):
+        if not _uses_database_lock(self.options):
             return {}
-        url = lock_database_url()
+        url = self.options.get(L.DATABASE_URL.key) or lock_database_url()
         return {LOCK_URL_ENV: url} if url else {}
 
     def get_conn(self) -> HudiTable:

@@ -65,7 +65,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.application_args = [
             "--base-path",
             table.base_path,
-            *_hoodie_conf(table.options),
+            *_hoodie_conf(table.spark_options()),
             *self.job_arguments(context),
         ]
         self.env_vars = {**_python_env(), **table.spark_env(), **(self.env_vars or {})}

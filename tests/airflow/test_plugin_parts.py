@@ -79,6 +79,11 @@ def test_hook_hands_the_lock_database_to_spark_jobs_by_environment(monkeypatch):
     assert url == "postgresql://locks@db/airflow"
     file_lock = HudiTableHook(base_path="/t", options={"hoodie.write.lock.provider": "file_system"})
     assert file_lock.spark_env() == {}
+    # A URL given as an option (it may hold a password) goes by environment too, not argv.
+    secret = "postgresql://hudi:s3cret@db/locks"
+    explicit = HudiTableHook(base_path="/t", options={"hoodie.write.lock.database.url": secret})
+    assert explicit.spark_env() == {"HUDI_LOCK_DB_URL": secret}
+    assert "hoodie.write.lock.database.url" not in explicit.spark_options()
 
 
 def test_instant_sensor_pokes_until_the_instant_exists(mor_table, lock_db):
