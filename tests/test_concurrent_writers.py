@@ -21,8 +21,8 @@ from hudi_core.model.compaction_plan import read_plan
 from hudi_core.timeline import ActiveTimeline
 from hudi_core.write.client import WriteClient
 from tests import datagen, oracle
+from tests.locks import lock_options
 from tests.tables import create_trips_table
-from tests.unit.test_locks import lock_options
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,6 @@ and across processes."""
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import os
 import threading
@@ -14,8 +13,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
-from sqlalchemy.pool import NullPool
 
 from hudi_core.config import lock_options as L
 from hudi_core.config.option import Options
@@ -31,9 +28,9 @@ from hudi_core.lock import (
 from hudi_core.lock.provider import LockProvider, now_ms
 from hudi_core.storage import Storage
 from tests import datagen, oracle
+from tests.locks import lock_options, postgres_unreachable, postgres_url
 from tests.tables import create_trips_table
 
-PG_URL = os.environ.get("HUDI_TEST_PG_URL", "postgresql+psycopg2://postgres@127.0.0.1:5432/test")
 PROVIDERS = ["file_system", "sqlite", "postgresql"]  # locks that reach beyond one process
 ALL_PROVIDERS = ["in_process", *PROVIDERS]
 # Gives up after three attempts of 100 ms, polling every 20 ms.
@@ -44,37 +41,6 @@ SHORT_WAIT = {
 }
 FAST_POLL = {"hoodie.write.lock.wait_time_ms_between_retry": 10}
 FOREIGN_OWNER = "other-host:4242:feedbeef"  # as TableLock names owners: host:pid:nonce
-
-
-# ---- PostgreSQL, when there is one
-
-
-@functools.cache
-def _postgres_unreachable() -> str | None:
-    try:
-        engine = sa.create_engine(PG_URL, poolclass=NullPool, connect_args={"connect_timeout": 3})
-        with engine.connect() as connection:
-            connection.execute(sa.text("select 1"))
-    except Exception as exc:  # any failure to connect means: no PostgreSQL here
-        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0]}"
-    return None
-
-
-def postgres_url() -> str:
-    """HUDI_TEST_PG_URL (default: the local test database); skips the test, saying why, when
-    that database cannot be reached."""
-    reason = _postgres_unreachable()
-    if reason is not None:
-        pytest.skip(f"PostgreSQL at {PG_URL} is unreachable ({reason}); set HUDI_TEST_PG_URL")
-    return PG_URL
-
-
-def lock_options(kind: str, folder: Path) -> dict:
-    """Options selecting the lock of `kind`; SQLite's database file lives in `folder`."""
-    if kind in ("in_process", "file_system"):
-        return {L.PROVIDER.key: kind}
-    url = postgres_url() if kind == "postgresql" else f"sqlite:///{folder / 'locks.db'}"
-    return {L.PROVIDER.key: "database", L.DATABASE_URL.key: url}
 
 
 # ---- fixtures
@@ -394,7 +360,7 @@ def dead_holders(tmp_path_factory) -> dict[str, tuple[str, dict, int]]:
     folder = tmp_path_factory.mktemp("dead-holder")
     # Heartbeat 200 ms: a hold expires 600 ms after its last renewal.
     timing = {"hoodie.write.lock.heartbeat_interval_ms": 200, **FAST_POLL}
-    kinds = [k for k in PROVIDERS if k != "postgresql" or _postgres_unreachable() is None]
+    kinds = [k for k in PROVIDERS if k != "postgresql" or postgres_unreachable() is None]
     locks = {k: (str(folder / k), {**lock_options(k, folder), **timing}) for k in kinds}
     child = multiprocessing.get_context("spawn").Process(
         target=_hold_and_die, args=(list(locks.values()),)
