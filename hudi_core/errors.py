@@ -64,3 +64,8 @@ class LockError(HudiError):
 class WriteConflictError(HudiError):
     """Another instant changed a file group this write changed, after this write started;
     the write was rolled back and can be retried."""
+
+
+class SyncError(HudiError):
+    """Hive metastore sync or partition commit failed: a bad identifier, a schema change Hive
+    cannot follow, or the metastore refused an operation."""

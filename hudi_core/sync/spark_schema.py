@@ -1,0 +1,73 @@
+"""The table's schema as Spark's JSON (a StructType), for the spark.sql.sources.* table
+properties that let Spark read a synced table as a hudi data source table."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.types as t
+
+from hudi_core.errors import SyncError
+from hudi_core.schema.meta_fields import META_FIELDS
+
+_SIMPLE = (
+    (t.is_boolean, "boolean"),
+    (t.is_int8, "byte"),
+    (t.is_int16, "short"),
+    (t.is_int32, "integer"),
+    (t.is_int64, "long"),
+    (t.is_float32, "float"),
+    (t.is_float64, "double"),
+    (t.is_string, "string"),
+    (t.is_large_string, "string"),
+    (t.is_binary, "binary"),
+    (t.is_large_binary, "binary"),
+    (t.is_fixed_size_binary, "binary"),
+    (t.is_date32, "date"),
+    (t.is_timestamp, "timestamp"),
+    (t.is_dictionary, "string"),
+)
+
+
+def spark_type(dtype: pa.DataType) -> Any:
+    if t.is_decimal(dtype):
+        return f"decimal({dtype.precision},{dtype.scale})"
+    simple = next((name for check, name in _SIMPLE if check(dtype)), None)
+    if simple is not None:
+        return simple
+    if t.is_list(dtype) or t.is_large_list(dtype):
+        element = dtype.value_field
+        return {"type": "array", "elementType": spark_type(element.type), "containsNull": True}
+    if t.is_map(dtype):
+        return {
+            "type": "map",
+            "keyType": spark_type(dtype.key_type),
+            "valueType": spark_type(dtype.item_type),
+            "valueContainsNull": True,
+        }
+    if t.is_struct(dtype):
+        return struct_json(list(dtype))
+    raise SyncError(f"no Spark type for the Arrow type {dtype}")
+
+
+def struct_json(fields: list[pa.Field]) -> dict[str, Any]:
+    return {
+        "type": "struct",
+        "fields": [
+            {"name": f.name, "type": spark_type(f.type), "nullable": f.nullable, "metadata": {}}
+            for f in fields
+        ],
+    }
+
+
+def spark_schema_json(schema: pa.Schema, partition_keys: list[str]) -> str:
+    """Meta columns, data columns, then partition columns last (as Spark lays them out)."""
+    meta = [pa.field(name, pa.string()) for name in META_FIELDS]
+    by_name = {f.name.lower(): f for f in schema}
+    keys = [k.lower() for k in partition_keys]
+    data = [f for f in schema if f.name.lower() not in keys and f.name not in META_FIELDS]
+    # a partition field the data does not hold is a required string, as Apache Hudi has it
+    partitions = [by_name.get(k, pa.field(k, pa.string(), nullable=False)) for k in keys]
+    return json.dumps(struct_json(meta + data + partitions), separators=(",", ":"))
