@@ -68,10 +68,15 @@ def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
     return options
 
 
-def spark_session(job: str, master: str | None = None) -> SparkSession:
-    """The running session (tests, notebooks), else a new one; spark-submit's settings rule."""
+def spark_session(
+    job: str, master: str | None = None, config: dict[str, str] | None = None
+) -> SparkSession:
+    """The running session (tests, notebooks), else a new one; spark-submit's settings rule.
+    `config` applies to a new session only (static settings such as the catalog)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
     builder = SparkSession.builder.appName(f"hudi-{job}")
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
     if master:
         builder = builder.master(master)
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not started by spark-submit

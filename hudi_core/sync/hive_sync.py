@@ -73,7 +73,7 @@ class HiveSyncTool:
         self.metastore = metastore
         config = table.config
         self.database = checked_name(options.get_option(HS.DATABASE), "database")
-        name = options.get_option(HS.TABLE) or config.table_name
+        name = options.get_option(HS.TABLE) or table.name
         self.base_name = checked_name(name, "table")
         fields = options.get_option(HS.PARTITION_FIELDS)
         self.partition_keys = fields if fields is not None else config.partition_fields

@@ -33,7 +33,8 @@ class JdbcMetastore:
             cursor.execute(statement)
             return list(cursor.fetchall()) if cursor.description else []
         except Exception as exc:  # the driver's errors carry the server's message
-            raise SyncError(_explained(f"HiveServer2 refused to {what}: {exc}")) from exc
+            message = _server_message(exc)
+            raise SyncError(_explained(f"HiveServer2 refused to {what}: {message}")) from exc
         finally:
             cursor.close()
 
@@ -174,6 +175,13 @@ def connect_jdbc(url: str, username: str, password: str, batch_size: int = 1000)
     except Exception as exc:  # thrift/SASL errors: the server is absent or refuses us
         raise SyncError(f"cannot open a HiveServer2 session at {url}: {exc}") from exc
     return JdbcMetastore(connection, batch_size)
+
+
+def _server_message(exc: Exception) -> str:
+    """The server's own error message (PyHive wraps it in the whole thrift response)."""
+    response = exc.args[0] if exc.args else None
+    status = getattr(response, "status", None)
+    return getattr(status, "errorMessage", None) or str(exc)
 
 
 def _explained(message: str) -> str:

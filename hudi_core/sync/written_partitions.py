@@ -41,7 +41,7 @@ def timeline_changes(timeline: ActiveTimeline, since: str | None) -> TimelineCha
         if since is not None and instant.timestamp <= since:
             continue
         metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
-        changes.written.update(stat.partition_path for stat in metadata.write_stats)
+        changes.written.update(stat.partition_path for stat in metadata.write_stats())
         changes.replaced.update(metadata.partition_to_replace_file_ids or {})
     for clean in timeline.completed([CLEAN]):
         if since is not None and clean.timestamp <= since:
