@@ -2,7 +2,8 @@
 
 Types follow Apache Hudi's Avro-to-Hive mapping: long is bigint, bytes and fixed are binary,
 timestamps are bigint unless support_timestamp (Hive's parquet reader sees int64), enums are
-strings, nested records are structs. The _hoodie_* meta columns come first, as strings.
+strings, nested records are structs, a union of several types is a struct of its non-null
+branches (member0, member1, ...). The _hoodie_* meta columns come first, as strings.
 """
 
 from __future__ import annotations
@@ -35,7 +36,19 @@ def hive_type(dtype: pa.DataType, support_timestamp: bool = False) -> str:
             for f in dtype
         ]
         return f"struct<{','.join(fields)}>"
+    if t.is_union(dtype):  # a union of several types: a struct of its non-null branches
+        fields = [
+            f"member{i}:{hive_type(f.type, support_timestamp)}"
+            for i, f in enumerate(union_members(dtype))
+        ]
+        return f"struct<{','.join(fields)}>"
     raise SyncError(f"no Hive type for the Arrow type {dtype}")
+
+
+def union_members(dtype: pa.UnionType) -> list[pa.Field]:
+    """The branches of a union but null, as Apache Hudi writes such a union to Parquet
+    (parquet-avro): a group of optional fields member0, member1, ..."""
+    return [f for f in dtype if not t.is_null(f.type)]
 
 
 def _simple_type(dtype: pa.DataType, support_timestamp: bool) -> str | None:
@@ -60,6 +73,7 @@ def _simple_type(dtype: pa.DataType, support_timestamp: bool) -> str | None:
         (t.is_time32, "int"),
         (t.is_time64, "bigint"),
         (t.is_dictionary, "string"),
+        (t.is_duration, "binary"),  # Avro's duration: a fixed(12), binary in Parquet
     )
     return next((name for check, name in checks if check(dtype)), None)
 
@@ -72,7 +86,15 @@ def hive_columns(
     A partition key that is also a data field takes that field's type and leaves the data
     columns (Hive cannot hold a name twice); any other partition key is a string.
     """
-    by_name = {checked_name(f.name, "column"): f for f in schema}
+    by_name: dict[str, pa.Field] = {}
+    for f in schema:
+        name = checked_name(f.name, "column")
+        if name in by_name:
+            raise SyncError(
+                f"columns {by_name[name].name!r} and {f.name!r} differ only in case; Hive "
+                "column names are case-insensitive, so it cannot hold both"
+            )
+        by_name[name] = f
     keys = [checked_name(k, "partition column") for k in partition_keys]
     meta = [Column(name, "string") for name in META_FIELDS]
     data = [

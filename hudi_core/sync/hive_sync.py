@@ -76,7 +76,8 @@ class HiveSyncTool:
         name = options.get_option(HS.TABLE) or table.name
         self.base_name = checked_name(name, "table")
         fields = options.get_option(HS.PARTITION_FIELDS)
-        self.partition_keys = fields if fields is not None else config.partition_fields
+        keys = fields if fields is not None else config.partition_fields
+        self.partition_keys = [checked_name(key, "partition column") for key in keys]
         self.extract = partition_value_extractor(
             options.get_option(HS.PARTITION_EXTRACTOR_CLASS),
             self.partition_keys,

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from hudi_core.config import hive_sync_options as HS
 from hudi_core.config import partition_commit_options as PC
 from hudi_core.config.option import Options
 from hudi_core.errors import InvalidOptionError
@@ -69,6 +70,11 @@ def commit_policies(options: Options) -> list[str]:
         raise InvalidOptionError(
             f"option {PC.POLICY_KIND.key} names unknown policies {', '.join(unknown)}; "
             f"known: {', '.join(POLICIES)}"
+        )
+    if METASTORE in kinds and not options.get_option(HS.ENABLE):
+        raise InvalidOptionError(
+            f"option {PC.POLICY_KIND.key} names {METASTORE}, which registers partitions "
+            f"through the Hive sync: set {HS.ENABLE.key}=true (and its mode and metastore)"
         )
     return kinds
 
@@ -157,8 +163,10 @@ class PartitionCommitter:
     def commit_due(self, watermark_ms: int | None = None) -> list[str]:
         """Commits every pending partition whose trigger fired; the watermark only advances."""
         state = CommitState.load(self.storage)
-        if watermark_ms is not None:
-            state.watermark_ms = max(watermark_ms, state.watermark_ms or watermark_ms)
+        if watermark_ms is not None and (
+            state.watermark_ms is None or watermark_ms > state.watermark_ms
+        ):
+            state.watermark_ms = watermark_ms
         now_ms = int(self.clock() * 1000)
         due = sorted(p for p, seen in state.pending.items() if self._due(p, seen, now_ms, state))
         if due:

@@ -34,7 +34,7 @@ class PartitionTimeExtractor:
                 f"option {PC.WATERMARK_TIME_ZONE.key}={zone!r} is not a time zone"
             ) from exc
 
-    def timestamp_text(self, values: list[str]) -> str:
+    def timestamp_text(self, values: list[str], partition: str = "") -> str:
         if not values:
             raise SyncError("a non-partitioned table has no partition time")
         if self.pattern is None:
@@ -45,6 +45,7 @@ class PartitionTimeExtractor:
             key = match.group(1)
             if key not in by_key:
                 raise SyncError(
+                    f"cannot read a time from partition {partition!r}: "
                     f"{PC.TIMESTAMP_PATTERN.key} names ${key}, not a partition field "
                     f"({', '.join(self.keys)})"
                 )
@@ -54,7 +55,7 @@ class PartitionTimeExtractor:
 
     def epoch_ms(self, values: list[str], partition: str) -> int:
         """The partition's time as epoch millis, its wall-clock time read in the zone."""
-        text = self.timestamp_text(values)
+        text = self.timestamp_text(values, partition)
         for parser in self.parsers:
             parsed = parser.parse(pa.array([text]))
             if parsed.valid[0]:

@@ -4,11 +4,21 @@ under Apache Hudi's class names (org.apache.hudi.hive.*), so configs carry over 
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable
 
 from hudi_core.errors import SyncError
 
 _PACKAGE = "org.apache.hudi.hive."
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _split(text: str, separator: str) -> list[str]:
+    """Java's String.split: trailing empty pieces dropped ('k=' is one piece, not two)."""
+    pieces = text.split(separator)
+    while pieces and not pieces[-1]:
+        pieces.pop()
+    return pieces
 
 
 def multi_part_keys(path: str) -> list[str]:
@@ -16,9 +26,9 @@ def multi_part_keys(path: str) -> list[str]:
     if not path:
         return []
     values = []
-    for part in path.split("/"):
+    for part in _split(path, "/"):
         if "=" in part:
-            pieces = part.split("=")
+            pieces = _split(part, "=")
             if len(pieces) != 2:
                 raise SyncError(f"partition folder {part!r} of {path!r} is not key=value")
             part = pieces[1]
@@ -33,17 +43,20 @@ def single_part(path: str) -> list[str]:
 
 def hive_style(path: str) -> list[str]:
     """`key=value`: one value."""
-    pieces = path.split("=")
+    pieces = _split(path, "=")
     if len(pieces) != 2:
         raise SyncError(f"partition path {path!r} is not in the form partition_key=partition_value")
     return [pieces[1]]
 
 
 def _slash_encoded(path: str, levels: int, form: str, layout: str) -> list[str]:
-    parts = [part.split("=")[-1] for part in path.split("/")]  # `k=v` folders count as v
+    parts = _split(path, "/")
     if len(parts) != levels:
         raise SyncError(f"partition path {path!r} is not in the form {layout}")
+    parts = [(_split(part, "=") + [""])[1] if "=" in part else part for part in parts]  # k=v: v
     try:
+        if not all(_JAVA_INT.fullmatch(p) for p in parts):
+            raise ValueError(f"{'/'.join(parts)!r} holds something other than numbers")
         numbers = [int(p) for p in parts]
         moment = datetime.datetime(*numbers[:3], *numbers[3:])
     except ValueError as exc:

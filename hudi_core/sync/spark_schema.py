@@ -11,6 +11,7 @@ import pyarrow.types as t
 
 from hudi_core.errors import SyncError
 from hudi_core.schema.meta_fields import META_FIELDS
+from hudi_core.sync.hive_schema import union_members
 
 _SIMPLE = (
     (t.is_boolean, "boolean"),
@@ -28,6 +29,7 @@ _SIMPLE = (
     (t.is_date32, "date"),
     (t.is_timestamp, "timestamp"),
     (t.is_dictionary, "string"),
+    (t.is_duration, "binary"),  # Avro's duration: a fixed(12), binary in Parquet
 )
 
 
@@ -49,6 +51,9 @@ def spark_type(dtype: pa.DataType) -> Any:
         }
     if t.is_struct(dtype):
         return struct_json(list(dtype))
+    if t.is_union(dtype):  # as Parquet holds it: a struct of optional member0, member1, ...
+        members = union_members(dtype)
+        return struct_json([pa.field(f"member{i}", f.type) for i, f in enumerate(members)])
     raise SyncError(f"no Spark type for the Arrow type {dtype}")
 
 
@@ -68,6 +73,9 @@ def spark_schema_json(schema: pa.Schema, partition_keys: list[str]) -> str:
     by_name = {f.name.lower(): f for f in schema}
     keys = [k.lower() for k in partition_keys]
     data = [f for f in schema if f.name.lower() not in keys and f.name not in META_FIELDS]
-    # a partition field the data does not hold is a required string, as Apache Hudi has it
-    partitions = [by_name.get(k, pa.field(k, pa.string(), nullable=False)) for k in keys]
+    # a partition field the data does not hold is a required string, as Apache Hudi has it,
+    # named as the partCol.N property names it (Spark matches the two case-sensitively)
+    partitions = [
+        by_name.get(k.lower(), pa.field(k, pa.string(), nullable=False)) for k in partition_keys
+    ]
     return json.dumps(struct_json(meta + data + partitions), separators=(",", ":"))
