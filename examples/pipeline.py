@@ -3,12 +3,14 @@
     ./run.sh demo [--workdir DIR] [--spark-master local[2]] [--verbose]
 
 Embedded defaults: a SQLite Airflow metadata database under DIR/airflow, Spark in local
-mode, the table and its landing folder under DIR (default: ./data in the repo). It
-generates three drops of trip records (inserts; updates and inserts; updates and deletes),
-and after each runs the `trips_ingest` DAG through Airflow (`dag.test()`); then
-`trips_compaction` (plan, then execute the same instant) and `trips_maintenance` (clean,
-then archive). It ends by printing the timeline (archived instants too) and a sample of rows
-as Apache Hudi's reader (the `hudi` package) returns them, checked against the expected rows.
+mode, the table, its landing folder and the Hive metastore (Spark's embedded Derby one)
+under DIR (default: ./data in the repo). It generates three drops of trip records (inserts;
+updates and inserts; updates and deletes), and after each runs the `trips_ingest` DAG
+through Airflow (`dag.test()`: ingest, then Hive sync); then `trips_compaction` (plan,
+execute the same instant, Hive sync) and `trips_maintenance` (clean, then archive). It ends
+by printing the Hive tables the syncs left in the metastore, the timeline (archived
+instants too), and a sample of rows as Apache Hudi's reader (the `hudi` package) returns them,
+checked against the expected rows.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def tables_file(workdir: Path) -> Path:
     entry = next(t for t in document["tables"] if t["name"] == TABLE)
     entry["base_path"] = str(workdir / "lake" / TABLE)
     entry["source_path"] = str(workdir / "landing" / TABLE)
+    entry["metastore_dir"] = str(workdir / "metastore")
     entry["retry_delay_seconds"] = 5
     path = workdir / "tables.yaml"
     path.write_text(yaml.safe_dump({"tables": [entry]}, sort_keys=False))
@@ -107,6 +110,37 @@ def pipeline(workdir: Path) -> dict:
     runs["compaction"] = run(f"{TABLE}_compaction")
     runs["maintenance"] = run(f"{TABLE}_maintenance")
     return runs
+
+
+def hive_syncs(runs: dict) -> list[dict]:
+    """The results of the runs' hive_sync tasks, in run order."""
+    results = (local_run.task_xcom(dag_run, "hive_sync") for dag_run in runs.values())
+    return [result for result in results if result]
+
+
+def metastore_tables(results: list[dict]) -> dict[str, set[str]]:
+    """What the syncs left in the (new) metastore: each synced Hive table's partitions (their
+    locations), from the tables created and the partitions added and dropped, sync after
+    sync (a result line's counts hold the sync's outcome)."""
+    tables: dict[str, set[str]] = {}
+    for result in results:
+        hive = (result.get("counts", {}).get("outcome") or {}).get("hive") or {}
+        for name in hive.get("created", []):
+            tables.setdefault(name, set())
+        for name, partitions in hive.get("partitions_added", {}).items():
+            tables.setdefault(name, set()).update(partitions)
+        for name, partitions in hive.get("partitions_dropped", {}).items():
+            tables.setdefault(name, set()).difference_update(partitions)
+    return tables
+
+
+def report_metastore(runs: dict, metastore_dir: Path) -> None:
+    results = hive_syncs(runs)
+    if not results:
+        return
+    print(f"\nHive metastore ({metastore_dir}), synced to {results[-1]['instant_time']}:")
+    for name, partitions in sorted(metastore_tables(results).items()):
+        print(f"  {name:<18} {len(partitions)} partitions")
 
 
 def report(base_path: str) -> bool:
@@ -146,7 +180,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     workdir = Path(args.workdir).resolve()
-    for stale in ("lake", "landing", "airflow"):
+    for stale in ("lake", "landing", "airflow", "metastore"):
         shutil.rmtree(workdir / stale, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
     local_run.configure(workdir / "airflow", tables_file(workdir), args.spark_master)
@@ -154,7 +188,8 @@ def main() -> int:
         os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "WARNING"
     local_run.migrate_database()
     print(f"Airflow home {workdir / 'airflow'} (SQLite), Spark {args.spark_master}; DAG runs:")
-    pipeline(workdir)
+    runs = pipeline(workdir)
+    report_metastore(runs, workdir / "metastore")
     return 0 if report(str(workdir / "lake" / TABLE)) else 1
 
 

@@ -6,9 +6,26 @@
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
 - `<table>_maintenance`: `clean` -> `archive`.
 
+Tables that sync to Hive (`TableEntry.syncs_to_hive`: their options enable Apache Hudi's Hive
+sync, hoodie.datasource.hive_sync.*, or name partition commit policies,
+sink.partition-commit.*) get a `hive_sync` task after every write, as Apache Hudi's writer
+syncs after each commit:
+
+- `<table>_ingest`: `ingest` -> `hive_sync`;
+- `<table>_compaction`: `schedule_compaction` -> `execute_compaction` -> `hive_sync` (skipped
+  with the compaction when there is none to run);
+- `<table>_hive_sync`: `hive_sync` alone on `hive_sync_schedule`, passing the run's data
+  interval end as the watermark of the partition-time commit trigger (the data up to it is
+  complete; skipped until the table exists); the syncs after writes pass none, so only this
+  DAG moves the watermark.
+
 Every DAG runs one run at a time (`max_active_runs=1`); the table lock keeps runs of
 different DAGs from changing the timeline at once, and optimistic concurrency fails a write
-that raced a compaction plan on the same file group (its retry writes again).
+that raced a compaction plan on the same file group (its retry writes again). Syncs of a
+table take its lock too. An embedded (spark mode) metastore opens in one driver at a time:
+a sync starting while another driver holds the same `metastore_dir` (the same table's, from
+another DAG, or another table's) waits through Hive's connection retries, then fails and is
+retried by Airflow; hms mode has no such limit.
 """
 
 from __future__ import annotations
@@ -21,6 +38,7 @@ from hudi_airflow.operators import (
     HudiArchiveOperator,
     HudiCleanOperator,
     HudiCompactionOperator,
+    HudiHiveSyncOperator,
     HudiIngestOperator,
     HudiScheduleCompactionOperator,
 )
@@ -29,6 +47,12 @@ from hudi_airflow.tables_config import TableEntry, load_tables
 START_DATE = datetime(2026, 1, 1)
 OPERATIONS = ["upsert", "insert", "bulk_insert", "delete", "insert_overwrite"]
 PLANNED_INSTANT = "{{ ti.xcom_pull(task_ids='schedule_compaction', key='instant_time') }}"
+# The run's data interval end; runs without a logical date (manual runs may have none in
+# Airflow 3) have no data interval, and then no watermark.
+INTERVAL_END_WATERMARK = (
+    "{{ data_interval_end.isoformat() "
+    "if data_interval_end is defined and data_interval_end else '' }}"
+)
 
 
 def build_dags(entries: list[TableEntry] | None = None) -> dict[str, DAG]:
@@ -44,6 +68,8 @@ def table_dags(entry: TableEntry) -> list[DAG]:
     dags = [ingest_dag(entry), maintenance_dag(entry)]
     if entry.is_merge_on_read:
         dags.insert(1, compaction_dag(entry))
+    if entry.syncs_to_hive:
+        dags.append(hive_sync_dag(entry))
     return dags
 
 
@@ -63,7 +89,7 @@ def ingest_dag(entry: TableEntry) -> DAG:
         ),
     }
     with _dag(entry, "ingest", entry.schedule, params) as dag:
-        HudiIngestOperator(
+        ingest = HudiIngestOperator(
             task_id="ingest",
             source_path="{{ params.source_path }}",
             source_format=entry.source_format,
@@ -77,6 +103,8 @@ def ingest_dag(entry: TableEntry) -> DAG:
             precombine_field=entry.precombine_field,
             **_table_arguments(entry, spark=True),
         )
+        if entry.syncs_to_hive:
+            ingest >> _hive_sync(entry)
     return dag
 
 
@@ -91,6 +119,8 @@ def compaction_dag(entry: TableEntry) -> DAG:
             **_table_arguments(entry, spark=True),
         )
         schedule >> execute
+        if entry.syncs_to_hive:
+            execute >> _hive_sync(entry)  # skipped, as execute is, when nothing is due
     return dag
 
 
@@ -100,6 +130,21 @@ def maintenance_dag(entry: TableEntry) -> DAG:
         archive = HudiArchiveOperator(task_id="archive", **_table_arguments(entry, spark=True))
         clean >> archive
     return dag
+
+
+def hive_sync_dag(entry: TableEntry) -> DAG:
+    with _dag(entry, "hive_sync", entry.hive_sync_schedule) as dag:
+        _hive_sync(entry, watermark=INTERVAL_END_WATERMARK)
+    return dag
+
+
+def _hive_sync(entry: TableEntry, watermark: str | None = None) -> HudiHiveSyncOperator:
+    return HudiHiveSyncOperator(
+        task_id="hive_sync",
+        metastore_dir=entry.metastore_dir,
+        watermark=watermark,
+        **_table_arguments(entry, spark=True),
+    )
 
 
 def _dag(entry: TableEntry, kind: str, schedule: str | None, params: dict | None = None) -> DAG:

@@ -1,9 +1,10 @@
 """Operators: each table service as its own Airflow task.
 
-Work that needs Spark (ingestion, compaction execution, cleaning, archival) runs the matching
-`spark_jobs/<job>.py` through the Spark provider's SparkSubmitOperator; planning a compaction
-is a quick timeline change made in the worker itself. Every operator pushes the instant time
-it produced or worked on to XCom (key `instant_time`) and returns the job's result.
+Work that needs Spark (ingestion, compaction execution, cleaning, archival, Hive sync) runs
+the matching `spark_jobs/<job>.py` through the Spark provider's SparkSubmitOperator; planning
+a compaction is a quick timeline change made in the worker itself. Every operator pushes the
+instant time it produced or worked on to XCom (key `instant_time`; the Hive sync's: the
+commit the metastore is synced to) and returns the job's result.
 """
 
 from __future__ import annotations
@@ -178,6 +179,47 @@ class HudiArchiveOperator(HudiSparkJobOperator):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(job="archive", **kwargs)
+
+
+class HudiHiveSyncOperator(HudiSparkJobOperator):
+    """Syncs the table to the Hive metastore and commits its finished partitions, as the
+    table's options ask (Apache Hudi's hoodie.datasource.hive_sync.*, the partition commit
+    options sink.partition-commit.*); pushes the commit the metastore is synced to.
+
+    `metastore_dir` (templated): in spark mode, the folder of the Derby metastore embedded in
+    the job's driver (default: Spark's own, metastore_db in the driver's working directory).
+    An embedded Derby metastore opens in one JVM at a time: its syncs must not overlap (use
+    hms mode where several tables or DAGs sync at once).
+    `watermark` (templated; an ISO date-time or epoch millis, empty: none): the event time up
+    to which the data is complete, for the partition-time commit trigger; it never moves back.
+    Skips while the table does not exist yet (a scheduled sync before the first write).
+    """
+
+    template_fields: Sequence[str] = (
+        *HudiSparkJobOperator.template_fields,
+        "metastore_dir",
+        "watermark",
+    )
+
+    def __init__(
+        self,
+        *,
+        metastore_dir: str | None = None,
+        watermark: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(job="hive_sync", **kwargs)
+        self.metastore_dir = metastore_dir
+        self.watermark = watermark
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+        if not table.exists():
+            raise AirflowSkipException(f"no table at {table.base_path} yet: nothing to sync")
+        return super().execute(context)
+
+    def job_arguments(self, context: Any) -> list[str]:
+        return _flags({"--metastore-dir": self.metastore_dir, "--watermark": self.watermark})
 
 
 class HudiScheduleCompactionOperator(BaseOperator):

@@ -13,12 +13,22 @@ the HUDI_TABLES_CONFIG environment variable names) holding `tables:` and a list 
         schedule: "@hourly"            # optional: the ingest DAG's schedule
         compaction_schedule: "@hourly" # optional (these are the defaults)
         maintenance_schedule: "@daily"
+        hive_sync_schedule: "@hourly"  # optional: the <name>_hive_sync DAG's (hive-sync tables)
+        metastore_dir: /data/metastore # optional: spark-mode Hive sync's embedded metastore
         owner: data-engineering
         spark_conn_id: spark_default   # the Airflow connection of the Spark master
         retries: 2
         retry_delay_seconds: 60
         options:                       # optional: any hoodie.* option
           hoodie.compact.inline.max.delta.commits: "3"
+          hoodie.datasource.hive_sync.enable: true   # Hive sync (mode spark by default)
+
+`options` take hoodie.* options and the partition commit options (sink.partition-commit.*,
+partition.time-extractor.*). A table syncs to Hive (see `TableEntry.syncs_to_hive`) when
+they enable the Hive sync or name partition commit policies; its DAGs then sync after every
+write, and `<name>_hive_sync` syncs on `hive_sync_schedule`. `metastore_dir` is where spark
+mode keeps its embedded Derby metastore (default: Spark's, metastore_db in the working
+directory of the job's driver).
 
 Paths may use environment variables; relative paths are taken from the file's folder.
 A bad entry fails loading with a message naming the entry and the key, so a typo breaks DAG
@@ -34,6 +44,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from hudi_core.config import hive_sync_options as HS
+from hudi_core.config.option import Options
+from hudi_core.errors import HudiError
+from hudi_core.sync.partition_commit import commit_policies
 
 CONFIG_ENV = "HUDI_TABLES_CONFIG"
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "dags" / "tables.yaml"
@@ -53,6 +68,8 @@ OPTIONAL = (
     "schedule",
     "compaction_schedule",
     "maintenance_schedule",
+    "hive_sync_schedule",
+    "metastore_dir",
     "owner",
     "spark_conn_id",
     "retries",
@@ -61,6 +78,9 @@ OPTIONAL = (
 )
 COUNTS = ("retries", "retry_delay_seconds")
 PATHS = ("base_path", "source_path")
+OPTIONAL_PATHS = ("metastore_dir",)
+# Keys `options` may hold: Apache Hudi's, and the partition commit options.
+OPTION_PREFIXES = ("hoodie.", "sink.partition-commit.", "partition.time-extractor.")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
@@ -83,6 +103,8 @@ class TableEntry:
     schedule: str | None = None  # the ingest DAG's; None: triggered by hand only
     compaction_schedule: str | None = "@hourly"
     maintenance_schedule: str | None = "@daily"
+    hive_sync_schedule: str | None = "@hourly"  # the <name>_hive_sync DAG's (hive-sync tables)
+    metastore_dir: str | None = None  # spark-mode Hive sync's metastore; None: Spark's default
     owner: str = "data-engineering"
     spark_conn_id: str = "spark_default"  # the Airflow connection of the Spark master
     retries: int = 2
@@ -92,6 +114,15 @@ class TableEntry:
     @property
     def is_merge_on_read(self) -> bool:
         return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def syncs_to_hive(self) -> bool:
+        """Whether the options ask for what spark_jobs/hive_sync.py does, read as it reads
+        them: the Hive sync (hoodie.datasource.hive_sync.enable true, or when that is unset
+        hoodie.datasource.meta.sync.enable) or partition commit
+        (sink.partition-commit.policy.kind not empty)."""
+        options = Options(self.options)
+        return bool(options.get_option(HS.ENABLE) or commit_policies(options))
 
     def hoodie_options(self) -> dict[str, str]:
         """The table-defining options, then the entry's own `options` on top."""
@@ -144,7 +175,12 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
         values[key] = _resolved(path, values[key])
     _check_choices(where, values)
     optional = {key: _optional(where, key, raw[key]) for key in OPTIONAL if key in raw}
-    return TableEntry(**values, **optional)
+    for key in OPTIONAL_PATHS:
+        if optional.get(key) is not None:
+            optional[key] = _resolved(path, optional[key].strip())
+    entry = TableEntry(**values, **optional)
+    _check_sync_options(where, entry)
+    return entry
 
 
 def _resolved(config_file: Path, location: str) -> str:
@@ -176,6 +212,14 @@ def _check_choices(where: str, values: dict[str, str]) -> None:
         )
 
 
+def _check_sync_options(where: str, entry: TableEntry) -> None:
+    """The options that decide whether the table syncs to Hive must parse."""
+    try:
+        _ = entry.syncs_to_hive
+    except HudiError as exc:
+        raise TablesConfigError(f"{where}: key 'options': {exc}") from exc
+
+
 def _optional(where: str, key: str, value: Any) -> Any:
     if key in COUNTS:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -184,13 +228,17 @@ def _optional(where: str, key: str, value: Any) -> Any:
     if key != "options":
         if value is not None and not isinstance(value, str):
             raise TablesConfigError(f"{where}: key '{key}' must be a string or null")
+        if key in OPTIONAL_PATHS and value is not None and not value.strip():
+            raise TablesConfigError(f"{where}: key '{key}' must be a path or null, not empty")
         return value
     if not isinstance(value, dict):
         raise TablesConfigError(f"{where}: key 'options' must be a mapping of hoodie.* options")
     for option in value:
-        if not str(option).startswith("hoodie."):
+        if not str(option).startswith(OPTION_PREFIXES):
             raise TablesConfigError(
-                f"{where}: key 'options' holds '{option}', which is not a hoodie.* option"
+                f"{where}: key 'options' holds '{option}', which is neither a hoodie.* option "
+                "nor a partition commit option (sink.partition-commit.*, "
+                "partition.time-extractor.*)"
             )
     return {str(k): _option_text(v) for k, v in value.items()}
 

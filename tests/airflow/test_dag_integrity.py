@@ -1,12 +1,16 @@
 """The DAGs: they import cleanly (no errors, no warnings), every task retries and has an
-owner, every DAG has tags and no cycle, and the tables file alone decides which DAGs exist."""
+owner, every DAG has tags and no cycle, and the tables file alone decides which DAGs exist
+(Hive sync ones too)."""
 
 from __future__ import annotations
 
+import datetime
 import warnings
 
 import pytest
 import yaml
+from hudi_airflow import local_run
+from hudi_airflow.operators import HudiHiveSyncOperator
 from hudi_airflow.tables_config import TablesConfigError, load_tables
 
 from tests.airflow.conftest import table_entry
@@ -96,6 +100,11 @@ def test_adding_a_table_to_the_yaml_adds_its_dags(tables_file, tmp_path):
         ({"options": {"compaction.max": 3}}, "key 'options'"),
         ({"colour": "blue"}, "unknown key 'colour'"),
         ({"name": "bad-name"}, "key 'name'"),
+        ({"metastore_dir": 3}, "key 'metastore_dir'"),
+        ({"metastore_dir": " "}, "key 'metastore_dir'"),
+        ({"hive_sync_schedule": ["@daily"]}, "key 'hive_sync_schedule'"),
+        ({"options": {"hoodie.datasource.hive_sync.enable": "yes"}}, "key 'options'"),
+        ({"options": {"sink.partition-commit.policy.kind": "email"}}, "key 'options'"),
     ],
 )
 def test_a_bad_entry_fails_parsing_naming_the_entry_and_key(tables_file, tmp_path, change, named):
@@ -120,3 +129,126 @@ def test_relative_paths_are_taken_from_the_tables_file_folder(tmp_path):
     assert loaded.base_path == str(tmp_path / "lake" / "rides")
     assert loaded.source_path == "s3://landing/rides"
     assert loaded.hoodie_options()["hoodie.datasource.write.recordkey.field"] == "uuid"
+    assert loaded.metastore_dir is None  # Spark's default metastore
+    path.write_text(yaml.safe_dump({"tables": [{**entry, "metastore_dir": "../metastore"}]}))
+    (loaded,) = load_tables(path)
+    assert loaded.metastore_dir == str(tmp_path / "metastore")
+
+
+HIVE_SYNC = {"hoodie.datasource.hive_sync.enable": True}
+
+
+def _downstream(dag, task_id: str) -> set[str]:
+    return set(dag.task_dict[task_id].downstream_task_ids)
+
+
+def test_hive_sync_tables_sync_after_every_write_and_on_their_schedule(tables_file, tmp_path):
+    tables_file(
+        [
+            table_entry(
+                "rides",
+                tmp_path / "rides",
+                tmp_path / "in",
+                options=HIVE_SYNC,
+                metastore_dir=str(tmp_path / "metastore"),
+            ),
+            {  # partition commit alone (success files) runs the sync job too
+                **table_entry("fares", tmp_path / "fares", tmp_path / "in2"),
+                "table_type": "COPY_ON_WRITE",
+                "hive_sync_schedule": "@daily",
+                "options": {"sink.partition-commit.policy.kind": "success-file"},
+            },
+            table_entry("plain", tmp_path / "plain", tmp_path / "in3"),
+        ]
+    )
+    bag, caught = _dag_bag()
+    assert bag.import_errors == {} and caught == []
+    assert sorted(bag.dag_ids) == [
+        "fares_hive_sync",
+        "fares_ingest",
+        "fares_maintenance",
+        "plain_compaction",
+        "plain_ingest",
+        "plain_maintenance",
+        "rides_compaction",
+        "rides_hive_sync",
+        "rides_ingest",
+        "rides_maintenance",
+    ]
+    rides = {kind: bag.dags[f"rides_{kind}"] for kind in ("ingest", "compaction", "hive_sync")}
+    assert _downstream(rides["ingest"], "ingest") == {"hive_sync"}
+    assert _downstream(rides["compaction"], "schedule_compaction") == {"execute_compaction"}
+    assert _downstream(rides["compaction"], "execute_compaction") == {"hive_sync"}
+    assert list(rides["hive_sync"].task_dict) == ["hive_sync"]
+    assert set(rides["hive_sync"].tags) == {"hudi", "rides", "hive_sync"}
+    assert rides["hive_sync"].schedule == "@hourly"  # the default schedule
+    assert bag.dags["fares_hive_sync"].schedule == "@daily"
+    assert _downstream(bag.dags["fares_ingest"], "ingest") == {"hive_sync"}
+    for dag in rides.values():
+        sync = dag.task_dict["hive_sync"]
+        assert isinstance(sync, HudiHiveSyncOperator) and sync.retries == 2
+        assert sync.metastore_dir == str(tmp_path / "metastore")
+        assert sync.base_path == str(tmp_path / "rides")
+        assert sync.hoodie_options["hoodie.datasource.hive_sync.enable"] == "true"
+        assert sync.trigger_rule == "all_success"  # skipped when the compaction is
+    assert bag.dags["fares_hive_sync"].task_dict["hive_sync"].metastore_dir is None
+    # Only the scheduled sync moves the partition-time watermark.
+    assert not rides["ingest"].task_dict["hive_sync"].watermark
+    assert not rides["compaction"].task_dict["hive_sync"].watermark
+    # Tables without Hive sync keep exactly their DAGs and tasks.
+    for kind, tasks in (
+        ("ingest", ["ingest"]),
+        ("compaction", ["schedule_compaction", "execute_compaction"]),
+        ("maintenance", ["clean", "archive"]),
+    ):
+        assert list(bag.dags[f"plain_{kind}"].task_dict) == tasks
+
+
+def test_the_scheduled_sync_passes_the_data_interval_end_as_watermark(tables_file, tmp_path):
+    tables_file([table_entry("rides", tmp_path / "rides", tmp_path / "in", options=HIVE_SYNC)])
+    bag, _ = _dag_bag()
+    dag = bag.dags["rides_hive_sync"]
+    template = dag.task_dict["hive_sync"].watermark
+    environment = dag.get_template_env()  # Airflow's: undefined names raise
+    end = datetime.datetime(2026, 11, 21, 1, 0, tzinfo=datetime.UTC)
+    scheduled = environment.from_string(template).render(data_interval_end=end)
+    assert scheduled == "2026-11-21T01:00:00+00:00"
+    # A manual run without a logical date has no data interval (Airflow 3): no watermark.
+    assert environment.from_string(template).render() == ""
+    assert environment.from_string(template).render(data_interval_end=None) == ""
+
+
+def test_syncs_to_hive_follows_the_options(tmp_path):
+    path = tmp_path / "tables.yaml"
+    cases = {
+        "hive": {"hoodie.datasource.hive_sync.enable": "true"},
+        "meta": {"hoodie.datasource.meta.sync.enable": True},
+        "commit": {"sink.partition-commit.policy.kind": "success-file"},
+        "both": {
+            "hoodie.datasource.hive_sync.enable": "true",
+            "sink.partition-commit.policy.kind": "metastore, success-file",
+        },
+        "off": {"hoodie.datasource.hive_sync.enable": False},
+        "empty": {"sink.partition-commit.policy.kind": ""},
+        "none": {},
+    }
+    entries = [
+        table_entry(name, tmp_path / name, tmp_path / "in", options=options)
+        for name, options in cases.items()
+    ]
+    path.write_text(yaml.safe_dump({"tables": entries}))
+    syncing = {entry.name for entry in load_tables(path) if entry.syncs_to_hive}
+    assert syncing == {"hive", "meta", "commit", "both"}
+
+
+@pytest.mark.airflow
+def test_the_compaction_dags_sync_is_skipped_with_the_compaction(tables_file, tmp_path, airflow_db):
+    """No table yet: planning skips, and the skip reaches the sync (no Spark job runs)."""
+    tables_file([table_entry("rides", tmp_path / "rides", tmp_path / "in", options=HIVE_SYNC)])
+    dag_run = local_run.run_dag("rides_compaction")
+    assert local_run.task_states(dag_run) == {
+        "schedule_compaction": "skipped",
+        "execute_compaction": "skipped",
+        "hive_sync": "skipped",
+    }
+    assert str(dag_run.state) == "success"

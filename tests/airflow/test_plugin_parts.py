@@ -17,6 +17,7 @@ from airflow.sdk.exceptions import AirflowSkipException, TaskDeferred
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.operators import (
     HudiCompactionOperator,
+    HudiHiveSyncOperator,
     HudiIngestOperator,
     HudiScheduleCompactionOperator,
     _result_line,
@@ -24,6 +25,7 @@ from hudi_airflow.operators import (
 from hudi_airflow.sensors import HudiCompactionDueSensor, HudiInstantSensor
 from hudi_airflow.triggers import HudiInstantTrigger
 
+from spark_jobs.hive_sync import parse_watermark
 from spark_jobs.sources import Window, new_files
 from tests.datagen import trips
 from tests.tables import create_trips_table
@@ -234,6 +236,38 @@ def test_operators_build_the_job_arguments():
     with pytest.raises(ValueError, match="seq must be one of"):
         HudiCompactionOperator(task_id="c", base_path="/t", seq="RANDOM")
     assert {"instant_time", "base_path", "hoodie_options"} <= set(compaction.template_fields)
+
+
+def test_hive_sync_operator_passes_the_metastore_folder_and_watermark_when_set():
+    sync = HudiHiveSyncOperator(
+        task_id="hive_sync",
+        base_path="/lake/t",
+        metastore_dir="/data/metastore",
+        watermark="2026-11-21T01:00:00+00:00",
+    )
+    assert sync.application.endswith("spark_jobs/hive_sync.py")
+    assert sync.job_arguments({}) == [
+        "--metastore-dir",
+        "/data/metastore",
+        "--watermark",
+        "2026-11-21T01:00:00+00:00",
+    ]
+    assert parse_watermark("2026-11-21T01:00:00+00:00") == 1_795_222_800_000  # the job reads it
+    # No folder (Spark's default metastore) and an empty watermark template: no flags.
+    bare = HudiHiveSyncOperator(task_id="hive_sync", base_path="/lake/t", watermark="")
+    assert bare.job_arguments({}) == []
+    only_watermark = HudiHiveSyncOperator(task_id="s", base_path="/t", watermark="1795222800000")
+    assert only_watermark.job_arguments({}) == ["--watermark", "1795222800000"]
+    assert {"metastore_dir", "watermark", "base_path", "hoodie_options"} <= set(
+        sync.template_fields
+    )
+
+
+def test_hive_sync_skips_until_the_table_exists(tmp_path):
+    """A scheduled sync before the first ingest: skipped, without starting Spark."""
+    sync = HudiHiveSyncOperator(task_id="hive_sync", base_path=str(tmp_path / "none-yet"))
+    with pytest.raises(AirflowSkipException, match="no table"):
+        sync.execute({"ti": FakeTaskInstance()})
 
 
 def test_the_result_is_the_last_json_line_with_a_status():
