@@ -44,10 +44,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     options = cli.hoodie_options(args)
     watermark_ms = parse_watermark(args.watermark) if args.watermark else None
-    embedded = None
-    if needs_metastore(Options(options)) and Options(options).get_option(HS.MODE) == "spark":
-        embedded = embedded_metastore(args)
-    with table_lock(Storage(args.base_path), Options(options)):  # one sync of a table at a time
+    # One sync of a table at a time; the embedded metastore is opened under the lock too.
+    with table_lock(Storage(args.base_path), Options(options)):
+        embedded = None
+        if needs_metastore(Options(options)) and Options(options).get_option(HS.MODE) == "spark":
+            embedded = embedded_metastore(args)
         outcome = sync_table(args.base_path, options, embedded, watermark_ms)
     hive = outcome.hive
     commit = outcome.partition_commit

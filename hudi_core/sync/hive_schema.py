@@ -15,6 +15,7 @@ from hudi_core.errors import SyncError
 from hudi_core.schema.meta_fields import META_FIELDS
 from hudi_core.sync.identifiers import checked_name
 from hudi_core.sync.metastore import Column
+from hudi_core.sync.type_names import hive_name
 
 # Widenings Hive can apply to existing data files: (old type, new type).
 _ALLOWED_PROMOTIONS = {("int", "bigint"), ("float", "double")}
@@ -56,26 +57,7 @@ def _simple_type(dtype: pa.DataType, support_timestamp: bool) -> str | None:
         return "timestamp" if support_timestamp else "bigint"
     if t.is_decimal(dtype):
         return f"decimal({dtype.precision},{dtype.scale})"
-    checks = (
-        (t.is_boolean, "boolean"),
-        (t.is_int8, "int"),
-        (t.is_int16, "int"),
-        (t.is_int32, "int"),
-        (t.is_int64, "bigint"),
-        (t.is_float32, "float"),
-        (t.is_float64, "double"),
-        (t.is_string, "string"),
-        (t.is_large_string, "string"),
-        (t.is_binary, "binary"),
-        (t.is_large_binary, "binary"),
-        (t.is_fixed_size_binary, "binary"),
-        (t.is_date32, "date"),
-        (t.is_time32, "int"),
-        (t.is_time64, "bigint"),
-        (t.is_dictionary, "string"),
-        (t.is_duration, "binary"),  # Avro's duration: a fixed(12), binary in Parquet
-    )
-    return next((name for check, name in checks if check(dtype)), None)
+    return hive_name(dtype)
 
 
 def hive_columns(

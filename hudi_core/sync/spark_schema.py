@@ -12,31 +12,13 @@ import pyarrow.types as t
 from hudi_core.errors import SyncError
 from hudi_core.schema.meta_fields import META_FIELDS
 from hudi_core.sync.hive_schema import union_members
-
-_SIMPLE = (
-    (t.is_boolean, "boolean"),
-    (t.is_int8, "byte"),
-    (t.is_int16, "short"),
-    (t.is_int32, "integer"),
-    (t.is_int64, "long"),
-    (t.is_float32, "float"),
-    (t.is_float64, "double"),
-    (t.is_string, "string"),
-    (t.is_large_string, "string"),
-    (t.is_binary, "binary"),
-    (t.is_large_binary, "binary"),
-    (t.is_fixed_size_binary, "binary"),
-    (t.is_date32, "date"),
-    (t.is_timestamp, "timestamp"),
-    (t.is_dictionary, "string"),
-    (t.is_duration, "binary"),  # Avro's duration: a fixed(12), binary in Parquet
-)
+from hudi_core.sync.type_names import spark_name
 
 
 def spark_type(dtype: pa.DataType) -> Any:
     if t.is_decimal(dtype):
         return f"decimal({dtype.precision},{dtype.scale})"
-    simple = next((name for check, name in _SIMPLE if check(dtype)), None)
+    simple = "timestamp" if t.is_timestamp(dtype) else spark_name(dtype)
     if simple is not None:
         return simple
     if t.is_list(dtype) or t.is_large_list(dtype):

@@ -31,7 +31,13 @@ from hmsclient import hmsclient
 from pyhive import hive
 from thrift.Thrift import TException
 
-from tests.spark.cluster import LEAN_JVM_OPTIONS, SPARK_HOME, SPARK_SUBMIT, free_ports
+from tests.spark.cluster import (
+    LEAN_JVM_OPTIONS,
+    SPARK_HOME,
+    SPARK_SUBMIT,
+    free_ports,
+    signal_group,
+)
 
 HOST = "127.0.0.1"
 METASTORE_MEMORY = "512m"
@@ -122,12 +128,12 @@ class _Server:
 
     def stop(self) -> None:
         """Kills the server's process group (spark-submit's JVM and anything it started)."""
-        _signal_group(self.process, signal.SIGTERM)
+        signal_group(self.process, signal.SIGTERM)
         try:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        _signal_group(self.process, signal.SIGKILL)  # leftovers in the group, if any
+        signal_group(self.process, signal.SIGKILL)  # leftovers in the group, if any
         self.process.wait(timeout=10)
 
     def log_tail(self, lines: int = 60) -> str:
@@ -302,10 +308,3 @@ def _wait_until_ready(server: _Server, timeout: float) -> None:
     raise TimeoutError(
         f"the {server.kind} did not answer in {timeout}s; {server.log}:\n{server.log_tail()}"
     )
-
-
-def _signal_group(process: subprocess.Popen, sig: signal.Signals) -> None:
-    try:
-        os.killpg(process.pid, sig)  # start_new_session: the group id is the leader's pid
-    except ProcessLookupError:
-        pass

@@ -83,14 +83,14 @@ class StandaloneCluster:
     def stop(self) -> None:
         """Kills every daemon's process group (executors and Python workers with it)."""
         for daemon in reversed(self.daemons):
-            _signal_group(daemon.process, signal.SIGTERM)
+            signal_group(daemon.process, signal.SIGTERM)
         deadline = time.monotonic() + 10
         for daemon in reversed(self.daemons):
             try:
                 daemon.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-            _signal_group(daemon.process, signal.SIGKILL)  # leftovers in the group, if any
+            signal_group(daemon.process, signal.SIGKILL)  # leftovers in the group, if any
             daemon.process.wait(timeout=10)
 
 
@@ -174,7 +174,8 @@ def _wait_for_workers(cluster: StandaloneCluster, expected: int, timeout: float)
     )
 
 
-def _signal_group(process: subprocess.Popen, sig: signal.Signals) -> None:
+def signal_group(process: subprocess.Popen, sig: signal.Signals) -> None:
+    """Signals a daemon and everything it started (its own process group)."""
     try:
         os.killpg(process.pid, sig)  # start_new_session: the group id is the leader's pid
     except ProcessLookupError:
