@@ -46,6 +46,11 @@ def parser(job: str, description: str) -> argparse.ArgumentParser:
     )
     parsed.add_argument("--props", help="a properties file of hoodie.* options")
     parsed.add_argument(
+        "--result-file",
+        help="also write the result line to this file (for an orchestrator on the driver's "
+        "machine: spark-submit may interleave the driver's output with the JVM's logs)",
+    )
+    parsed.add_argument(
         "--spark-master",
         help="the Spark master when not run by spark-submit (default: local[*])",
     )
@@ -146,5 +151,18 @@ def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[s
         traceback.print_exc()
         outcome = {"job": job, "status": "FAILED", "error": f"{type(exc).__name__}: {exc}"}
         code = 1
-    print(json.dumps(outcome, sort_keys=True), flush=True)
+    line = json.dumps(outcome, sort_keys=True)
+    result_file = _result_file(argv)
+    if result_file:
+        with open(result_file, "w", encoding="utf-8") as handle:
+            handle.write(line)
+    print(line, flush=True)
     return code
+
+
+def _result_file(argv: Sequence[str] | None) -> str | None:
+    """--result-file, read even when the job's own arguments did not parse."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--result-file")
+    known, _ = early.parse_known_args(argv)
+    return known.result_file

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             *self.job_arguments(context),
         ]
         self.env_vars = {**_python_env(), **table.spark_env(), **(self.env_vars or {})}
-        super().execute(context)
-        result = _result_line(self._output)
+        with tempfile.TemporaryDirectory(prefix="hudi-job-") as folder:
+            result_file = Path(folder) / "result.json"
+            self.application_args += ["--result-file", str(result_file)]
+            super().execute(context)
+            result = _result_from(result_file, self._output)
         if result is None or result.get("status") != "SUCCEEDED":
             error = (result or {}).get("error", "the job printed no result line")
             raise AirflowException(f"spark_jobs/{self.job}.py failed: {error}")
@@ -293,6 +297,16 @@ def _kept(lines: Iterator[str], kept: list[str]) -> Iterator[str]:
     for line in lines:
         kept.append(line)
         yield line
+
+
+def _result_from(result_file: Path, output: list[str]) -> dict[str, Any] | None:
+    """The job's result: from the file it wrote (a driver on this machine), else from its
+    output. The file comes first because spark-submit forwards the Python driver's output in
+    fixed-size chunks, between which the JVM's own log lines can land, so a result line can
+    arrive cut in two."""
+    if result_file.is_file() and result_file.stat().st_size:
+        return json.loads(result_file.read_text())
+    return _result_line(output)
 
 
 def _result_line(output: list[str]) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from hudi_airflow.operators import (
     HudiHiveSyncOperator,
     HudiIngestOperator,
     HudiScheduleCompactionOperator,
+    _result_from,
     _result_line,
 )
 from hudi_airflow.sensors import HudiCompactionDueSensor, HudiInstantSensor
@@ -279,6 +280,16 @@ def test_the_result_is_the_last_json_line_with_a_status():
     ]
     assert _result_line(output) == {"job": "compact", "status": "SUCCEEDED", "instant_time": "1"}
     assert _result_line(["no result here"]) is None
+
+
+def test_the_result_file_wins_over_output_cut_by_the_jvms_logs(tmp_path):
+    # spark-submit forwards the driver's output in chunks; a JVM log line can land inside.
+    cut = ['{"job": "ingest", "status": "SUCC', "26/11/22 INFO Utils: cleanup", 'EEDED"}']
+    assert _result_line(cut) is None
+    result_file = tmp_path / "result.json"
+    result_file.write_text('{"job": "ingest", "status": "SUCCEEDED", "instant_time": "7"}')
+    assert _result_from(result_file, cut)["instant_time"] == "7"
+    assert _result_from(tmp_path / "absent.json", ['{"status": "FAILED"}']) == {"status": "FAILED"}
 
 
 def test_a_backfill_window_takes_only_its_files_and_keeps_the_checkpoint_honest(tmp_path):

@@ -64,6 +64,15 @@ def succeeded(capsys, module, *argv) -> dict:
     return line
 
 
+def test_a_job_also_writes_its_result_line_to_the_result_file(capsys, tmp_path):
+    result_file = tmp_path / "result.json"
+    code, line = run_job(
+        capsys, clean, "--base-path", tmp_path / "none", "--result-file", result_file
+    )
+    assert code == 1 and line["status"] == "FAILED"
+    assert json.loads(result_file.read_text()) == line
+
+
 def failed(capsys, module, *argv) -> str:
     """The error of a job that must fail: exit code 1 and a FAILED result line."""
     code, line = run_job(capsys, module, *argv)
