@@ -25,6 +25,11 @@ class UnsupportedTableVersionError(TableConfigError):
     """The table was written in a table version this library does not read or write."""
 
 
+class UnsupportedTableFeatureError(TableConfigError):
+    """The table uses a feature this library cannot read or write correctly (an Apache
+    Hudi-bootstrapped table, say)."""
+
+
 class InvalidOptionError(HudiError):
     """A hoodie.* option has a value outside what it accepts."""
 
@@ -69,3 +74,8 @@ class WriteConflictError(HudiError):
 class SyncError(HudiError):
     """Hive metastore sync or partition commit failed: a bad identifier, a schema change Hive
     cannot follow, or the metastore refused an operation."""
+
+
+class PartitionPathError(RecordKeyError):
+    """A partition path is not safe as folders under the table: it would leave its partition
+    folder, name the metadata folder, or be unlistable by readers. Nothing was written."""

@@ -75,6 +75,22 @@ class Storage:
         with self.fs.open_output_stream(self.full_path(relative)) as stream:
             stream.write(data)
 
+    def replace(self, relative: str, data: bytes) -> None:
+        """Writes a file whole or not at all: a reader (or a crash) never sees half of it.
+
+        Locally the content goes to a temporary file renamed over the target; object stores
+        publish an upload only once it is complete.
+        """
+        if not self.is_local:
+            self.write_bytes(relative, data)
+            return
+        self.makedirs(_parent(relative))
+        target = self.full_path(relative)
+        temp = f"{target}.{uuid.uuid4().hex}.tmp"
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, target)
+
     def create_new(self, relative: str, data: bytes) -> None:
         """Creates a file that must not exist yet (else FileExistsError), never half-written.
 

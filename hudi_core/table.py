@@ -24,6 +24,7 @@ from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
 from hudi_core.services.archiver import Archiver
 from hudi_core.services.cleaner import Cleaner
 from hudi_core.services.compaction import Compactor
+from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.services.rollback import rollback_latest_commit
 from hudi_core.services.savepoint import create_savepoint, delete_savepoint, restore
 from hudi_core.storage import Storage
@@ -189,19 +190,19 @@ class HudiTable:
     def rollback(self, instant: str) -> str:
         """Rolls back the latest write (or compaction), pending or completed; returns the
         rollback's instant time."""
-        with self._lock():
+        with self._lock_for_change("rollback"):
             return rollback_latest_commit(
                 self.storage, self._timeline(), normalize_instant(instant)
             )
 
     def savepoint(self, instant: str, comment: str = "") -> str:
         """Pins the table as of a completed commit against cleaning and archival."""
-        with self._lock():
+        with self._lock_for_change("savepoint"):
             timeline = self._timeline()
             return create_savepoint(self.storage, timeline, normalize_instant(instant), comment)
 
     def delete_savepoint(self, instant: str) -> None:
-        with self._lock():
+        with self._lock_for_change("savepoint"):
             delete_savepoint(self._timeline(), normalize_instant(instant))
 
     def restore(self, instant: str) -> str:
@@ -212,7 +213,7 @@ class HudiTable:
                 "restore needs hoodie.archive.beyond.savepoint=false: archival past the "
                 "savepoint may have taken away instants the restore has to roll back"
             )
-        with self._lock():
+        with self._lock_for_change("restore"):
             return restore(self.storage, self._timeline(), normalize_instant(instant))
 
     def timeline(self, archived: bool = False) -> list[Instant]:
@@ -222,8 +223,14 @@ class HudiTable:
             return Archiver(self.storage, self.config, self.options).timeline()
         return self._timeline().instants
 
-    def _lock(self) -> TableLock:
-        return table_lock(self.storage, Options(self.config.properties, self.options))
+    def _lock_for_change(self, what: str) -> TableLock:
+        """The table lock, for a service about to change the table: a metadata table the table
+        has goes first (see services.metadata_table)."""
+        options = Options(self.config.properties, self.options)
+        changed = prepare_for_change(self.storage, self.options, options, what)
+        if changed is not None:
+            self.config = changed
+        return table_lock(self.storage, options)
 
     def _timeline(self) -> ActiveTimeline:
         return ActiveTimeline.load(self.storage, self.config.timeline_timezone)

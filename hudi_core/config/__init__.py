@@ -11,6 +11,7 @@ from hudi_core.config import (  # noqa: F401
     index_options,
     keygen_options,
     lock_options,
+    metadata_options,
     partition_commit_options,
     read_options,
     schema_options,

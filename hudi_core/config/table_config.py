@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from jproperties import Properties
 
@@ -14,6 +14,7 @@ from hudi_core.config.write_options import ALLOW_OPERATION_METADATA_FIELD
 from hudi_core.errors import (
     TableConfigError,
     TableNotFoundError,
+    UnsupportedTableFeatureError,
     UnsupportedTableVersionError,
 )
 from hudi_core.storage import Storage
@@ -90,14 +91,22 @@ class TableConfig:
     def save_new(self, storage: Storage) -> None:
         storage.create_new(PROPERTIES_FILE, format_properties(self.properties))
 
-    def save_update(self, storage: Storage, updates: Mapping[str, str]) -> TableConfig:
-        """Rewrites hoodie.properties with `updates`, keeping a backup until the write is done."""
-        values = {**self.properties, **updates}
+    def save_update(
+        self, storage: Storage, updates: Mapping[str, str], removals: Iterable[str] = ()
+    ) -> TableConfig:
+        """Rewrites hoodie.properties with `updates` and without the keys in `removals`.
+
+        As Apache Hudi does, the current file is first copied to hoodie.properties.backup,
+        which readers fall back to while the new file is incomplete; each file is written
+        whole or not at all, always with its checksum, and the backup goes once the new file
+        is in place.
+        """
+        values = {k: v for k, v in {**self.properties, **updates}.items() if k not in removals}
         values[T.CHECKSUM.key] = str(table_checksum(values))
         updated = TableConfig(values)
         updated.validate("updated table config")
-        storage.write_bytes(PROPERTIES_BACKUP_FILE, storage.read_bytes(PROPERTIES_FILE))
-        storage.write_bytes(PROPERTIES_FILE, format_properties(values))
+        storage.replace(PROPERTIES_BACKUP_FILE, storage.read_bytes(PROPERTIES_FILE))
+        storage.replace(PROPERTIES_FILE, format_properties(values))
         storage.delete(PROPERTIES_BACKUP_FILE)
         return updated
 
@@ -123,6 +132,14 @@ class TableConfig:
                 f"{where}: hoodie.timeline.layout.version={layout}; table version 6 uses layout 1"
             )
         self.options.get_option(T.TABLE_TYPE)  # raises on an unknown table type
+        bootstrap_source = self.options.get_option(T.BOOTSTRAP_BASE_PATH)
+        if bootstrap_source:
+            raise UnsupportedTableFeatureError(
+                f"{where}: the table was bootstrapped by Apache Hudi from {bootstrap_source} "
+                f"({T.BOOTSTRAP_BASE_PATH.key} is set): its rows are stitched from skeleton "
+                "files and the source dataset's files, which this library does not read or "
+                "write yet; read and write it with Apache Hudi"
+            )
         if T.CHECKSUM.key in self.properties and not self.has_valid_checksum():
             raise TableConfigError(
                 f"{where}: hoodie.table.checksum does not match the table name "

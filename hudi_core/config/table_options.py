@@ -92,3 +92,22 @@ RECORD_MERGER_STRATEGY = ConfigOption(
 CHECKSUM = ConfigOption(
     "hoodie.table.checksum", None, "CRC32 of 'database.table', guarding the properties file.", int
 )
+METADATA_PARTITIONS = ConfigOption(
+    "hoodie.table.metadata.partitions",
+    [],
+    "Partitions of Apache Hudi's metadata table (files, ...) that are ready; this library does "
+    "not keep a metadata table and removes one before its first change to a table.",
+    parse_list,
+)
+METADATA_PARTITIONS_INFLIGHT = ConfigOption(
+    "hoodie.table.metadata.partitions.inflight",
+    [],
+    "Metadata table partitions Apache Hudi was still building; removed with the metadata table.",
+    parse_list,
+)
+BOOTSTRAP_BASE_PATH = ConfigOption(
+    "hoodie.bootstrap.base.path",
+    None,
+    "Source dataset of a table Apache Hudi bootstrapped; such tables are refused (bootstrap is "
+    "not supported yet).",
+)

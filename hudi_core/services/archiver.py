@@ -64,7 +64,7 @@ class Archiver(TableService):
 
     def archive(self, options: Mapping[str, Any] | None = None) -> list[Instant]:
         """Archives what the bounds allow; returns the archived instants (completed state)."""
-        opts = self._options(options)
+        opts = self._options_for_change(options, "archival")
         min_keep, max_keep = _checked_bounds(opts)
         liveness = Liveness.from_options(opts)
         with claim_attempt(self.storage, _ARCHIVAL_CLAIM, liveness, "archival"), self._lock(opts):

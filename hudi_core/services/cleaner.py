@@ -120,7 +120,7 @@ class Cleaner(TableService):
     def clean(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Finishes any clean cut off earlier, then plans and runs a new one if there is
         something to delete; returns the new clean's instant time, or None."""
-        opts = self._options(options)
+        opts = self._options_for_change(options, "cleaning")
         liveness = Liveness.from_options(opts)
         timeline = self._timeline()
         require_no_restore_in_progress(timeline, "clean")
@@ -136,7 +136,7 @@ class Cleaner(TableService):
 
     def schedule(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Writes a clean plan if the trigger is met and some file may go; its instant time."""
-        return self._schedule(self._options(options))
+        return self._schedule(self._options_for_change(options, "cleaning"))
 
     def _schedule(self, opts: Options) -> str | None:
         with self._lock(opts):

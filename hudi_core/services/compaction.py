@@ -89,7 +89,7 @@ class Compactor(TableService):
         """Plans a compaction if the trigger says one is due and some slice qualifies;
         returns its instant time, or None."""
         self._require_merge_on_read()
-        opts = self._options(options)
+        opts = self._options_for_change(options, "compaction")
         with self._lock(opts):  # one plan at a time: no two plans take the same file group
             timeline = self._settled_timeline(opts)
             if not compaction_due(timeline, opts):
@@ -142,8 +142,8 @@ class Compactor(TableService):
         """Executes a planned compaction: `instant`, else the oldest (FIFO) or newest (LIFO)
         pending one. Returns its instant time, or None when nothing is planned."""
         self._require_merge_on_read()
+        opts = self._options_for_change(options, "compaction")
         require_no_restore_in_progress(self._timeline(), "run a compaction")
-        opts = self._options(options)
         instant_time = self._chosen(instant, order)
         if instant_time is None:
             return None

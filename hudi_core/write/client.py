@@ -32,6 +32,7 @@ from hudi_core.model.partition_metadata import ensure_partition_metadata
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.services.heartbeat import Liveness
+from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.services.rollback import rollback_failed_writes
 from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
@@ -96,7 +97,13 @@ class WriteClient:
     def start(self, operation: str, options: Mapping[str, Any] | None) -> WriteJob:
         """A write about to begin: options resolved against the table, failed writes rolled
         back (single writer). Engines that keep rows distributed drive it themselves."""
-        options = self._options(operation, options)
+        resolved = self._options(operation, options)
+        what = f"this {operation.lower()} write"
+        changed = prepare_for_change(self.storage, options or {}, resolved, what)
+        if changed is not None:
+            self.config = changed
+            resolved = self._options(operation, options)
+        options = resolved
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         require_no_restore_in_progress(timeline, "write")
         if failed_writes_policy(options) == "EAGER":  # single writer
