@@ -43,6 +43,7 @@ from hudi_core.config import write_options as W
 from hudi_core.engine import running_attempt
 from hudi_core.errors import HudiError
 from hudi_core.index.base import IndexContext, match_keys
+from hudi_core.keygen.partition import require_safe_partition_paths
 from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
@@ -259,6 +260,7 @@ class SparkWriter:
         listed = job.options.get_option(W.PARTITIONS_TO_DELETE)
         if listed:
             partitions = {p.strip() for p in listed.split(",") if p.strip()}
+            require_safe_partition_paths(sorted(partitions), W.PARTITIONS_TO_DELETE.key)
         else:
             paths = df.mapInArrow(_PartitionPaths(job.key_generator), "p string")
             partitions = {row.p for row in paths.distinct().collect()}

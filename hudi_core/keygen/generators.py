@@ -15,15 +15,18 @@ value Hudi 0.14.1 and 0.15.0 wrote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.errors import InvalidOptionError, RecordKeyError
+from hudi_core.config.table_options import HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING
+from hudi_core.errors import InvalidOptionError, PartitionPathError, RecordKeyError
 from hudi_core.keygen.columns import as_table, bad_row_summary, field_values, rows_phrase
 from hudi_core.keygen.partition import (
+    UnsafePartitionPaths,
     escape_path_names,
+    find_unsafe_partition_paths,
     join_parts,
     partition_part,
     with_hive_prefix,
@@ -34,6 +37,15 @@ from hudi_core.keygen.timestamp import TimestampSettings, timestamp_partition_te
 NULL_RECORDKEY_PLACEHOLDER = "__null__"
 EMPTY_RECORDKEY_PLACEHOLDER = "__empty__"
 KEYGEN_PACKAGE = "org.apache.hudi.keygen."
+# Table layouts that may make an unsafe partition path safe, tried in this order: the
+# KeySettings flags to turn on, and how to ask for them.
+_URL_ENCODE = f"{URL_ENCODE_PARTITIONING.key}=true (escapes '/' and control characters)"
+_HIVE_STYLE = f"{HIVE_STYLE_PARTITIONING.key}=true (folders named '<field>=<value>')"
+_LAYOUT_REMEDIES = (
+    (("url_encode",), _URL_ENCODE),
+    (("hive_style",), _HIVE_STYLE),
+    (("url_encode", "hive_style"), f"{_URL_ENCODE} and {_HIVE_STYLE}"),
+)
 
 
 @dataclass(frozen=True)
@@ -84,16 +96,45 @@ class KeyGenerator:
         return value_record_keys(table, self.record_key_fields[0], consistent)
 
     def partition_paths(self, batch: pa.Table | pa.RecordBatch) -> pa.Array:
-        """`_hoodie_partition_path` of every row ("" for a non-partitioned table)."""
+        """`_hoodie_partition_path` of every row ("" for a non-partitioned table); raises
+        PartitionPathError when a path is not safe as folders under the table's base path."""
         table = as_table(batch)
-        parts = [self._partition_part(table, field) for field in self.partition_path_fields]
+        paths = self._paths(table, self.settings)
+        if self.partition_path_fields:
+            unsafe = find_unsafe_partition_paths(paths)
+            if unsafe is not None:
+                raise PartitionPathError(self._unsafe_message(table, unsafe))
+        return paths
+
+    def _paths(self, table: pa.Table, settings: KeySettings) -> pa.Array:
+        parts = [self._partition_part(table, f, settings) for f in self.partition_path_fields]
         return join_parts(parts, table.num_rows)
+
+    def _unsafe_message(self, table: pa.Table, unsafe: UnsafePartitionPaths) -> str:
+        fields = ", ".join(f"'{field}'" for field in self.partition_path_fields)
+        noun = "field" if len(self.partition_path_fields) == 1 else "fields"
+        return (
+            f"{unsafe.describe()} (partition path {noun} {fields}); unsafe partition paths in "
+            f"{rows_phrase(unsafe.count, unsafe.first)}. Partition values become folder names "
+            f"under the table and must stay inside it; nothing was written. "
+            f"{self._remedy(table.filter(unsafe.mask))}"
+        )
+
+    def _remedy(self, bad_rows: pa.Table) -> str:
+        """Which table layout (url-encoding, hive style) would make these rows' paths safe."""
+        for changes, what in _LAYOUT_REMEDIES:
+            if any(getattr(self.settings, name) for name in changes):
+                continue  # a flag already on is no remedy (nor any pair with it)
+            settings = replace(self.settings, **dict.fromkeys(changes, True))
+            if find_unsafe_partition_paths(self._paths(bad_rows, settings)) is None:
+                return f"A table created with {what} writes such values safely; or change them."
+        return "Change these values so that every folder of the path is a plain name."
 
     def _composite_keys(self) -> bool:
         return len(self.record_key_fields) > 1
 
-    def _partition_part(self, table: pa.Table, field: str) -> pa.Array:
-        return simple_partition_part(table, field, self.settings)
+    def _partition_part(self, table: pa.Table, field: str, settings: KeySettings) -> pa.Array:
+        return simple_partition_part(table, field, settings)
 
 
 class SimpleKeyGenerator(KeyGenerator):
@@ -110,8 +151,8 @@ class ComplexKeyGenerator(KeyGenerator):
 class TimestampBasedKeyGenerator(KeyGenerator):
     default_class_name = KEYGEN_PACKAGE + "TimestampBasedKeyGenerator"
 
-    def _partition_part(self, table: pa.Table, field: str) -> pa.Array:
-        return timestamp_partition_part(table, field, self.settings)
+    def _partition_part(self, table: pa.Table, field: str, settings: KeySettings) -> pa.Array:
+        return timestamp_partition_part(table, field, settings)
 
 
 class NonpartitionedKeyGenerator(KeyGenerator):
@@ -142,10 +183,10 @@ class CustomKeyGenerator(KeyGenerator):
         )
         self.partition_path_types = dict(partition_path_types)
 
-    def _partition_part(self, table: pa.Table, field: str) -> pa.Array:
+    def _partition_part(self, table: pa.Table, field: str, settings: KeySettings) -> pa.Array:
         if self.partition_path_types[field] == "TIMESTAMP":
-            return timestamp_partition_part(table, field, self.settings)
-        return simple_partition_part(table, field, self.settings)
+            return timestamp_partition_part(table, field, settings)
+        return simple_partition_part(table, field, settings)
 
 
 # --- record keys --------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from hudi_core.engine import EngineContext
 from hudi_core.errors import InvalidOptionError
 from hudi_core.index import IndexContext, index_for
 from hudi_core.keygen import KeyGenerator, key_generator_for
+from hudi_core.keygen.partition import require_safe_partition_paths
 from hudi_core.lock import failed_writes_policy, table_lock
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import WriteStat
@@ -215,8 +216,10 @@ class WriteJob:
         data_schema: pa.Schema | None,
         extra_metadata: Mapping[str, str] | None = None,
     ) -> str:
+        # delete_partition: the partitions (and a refusal of unsafe ones) come before the instant
+        deleted = self.partitions_to_delete(rows) if self.op == "DELETE_PARTITION" else set()
         with self.transaction() as transaction:
-            plan = self._plan(rows, transaction.view)
+            plan = self._plan(rows, transaction.view, deleted)
             transaction.start_execution(_planned_work(task) for task in plan.tasks)
             stats = self._execute(plan, transaction.instant_time, data_schema)
             transaction.complete(stats, data_schema, plan.replaced, extra_metadata)
@@ -224,12 +227,11 @@ class WriteJob:
 
     # ---- planning
 
-    def _plan(self, rows: pa.Table, view: FileSystemView) -> _Plan:
+    def _plan(self, rows: pa.Table, view: FileSystemView, partitions: set[str]) -> _Plan:
         slices = view.latest_slices()
         logs = self.log_targets(view)
         sizing = self.sizing
         if self.op == "DELETE_PARTITION":
-            partitions = self.partitions_to_delete(rows)
             doomed = [s for s in slices if s.partition_path in partitions]
             return _Plan([], _file_ids_by_partition(doomed))
         if self.op == "BULK_INSERT":
@@ -267,9 +269,12 @@ class WriteJob:
         return index_for(self.options).tag(context, keys)
 
     def partitions_to_delete(self, batch: pa.Table) -> set[str]:
+        """The partition paths delete_partition replaces; refuses unsafe listed paths."""
         listed = self.options.get_option(W.PARTITIONS_TO_DELETE)
         if listed:
-            return {p.strip() for p in listed.split(",") if p.strip()}
+            partitions = {p.strip() for p in listed.split(",") if p.strip()}
+            require_safe_partition_paths(sorted(partitions), W.PARTITIONS_TO_DELETE.key)
+            return partitions
         if batch.num_rows == 0:
             raise InvalidOptionError(
                 "delete_partition needs hoodie.datasource.write.partitions.to.delete or a batch "
