@@ -54,8 +54,21 @@ class CorruptFileError(HudiError):
     """A file under the table does not have the format its name promises."""
 
 
+class MissingInstantFileError(CorruptFileError, FileNotFoundError):
+    """A timeline file that should be there is not (a FileNotFoundError too, for callers
+    that treat an absent file as "no content")."""
+
+
+class MissingDataFileError(CorruptFileError, FileNotFoundError):
+    """A data file the table's listing named is gone (a FileNotFoundError too)."""
+
+
 class ConcurrentServiceError(HudiError):
     """Another process is running the same table service on the same instant right now."""
+
+
+class ConcurrentWriterError(HudiError):
+    """Another writer is writing the table right now, and the table is in single-writer mode."""
 
 
 class ServiceError(HudiError):

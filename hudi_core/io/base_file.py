@@ -7,8 +7,11 @@ bloom index and Apache Hudi's own tools read.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -16,12 +19,14 @@ import pyarrow.parquet as pq
 
 from hudi_core.config import storage_options as S
 from hudi_core.config.option import Options
+from hudi_core.errors import CorruptFileError, MissingDataFileError
 from hudi_core.io.bloom_filter import (
     FOOTER_MAX_RECORD_KEY,
     FOOTER_MIN_RECORD_KEY,
     BloomFilter,
     bloom_filter_footer,
 )
+from hudi_core.model.file_names import BaseFileName
 from hudi_core.storage import Storage
 
 FOOTER_AVRO_SCHEMA = "parquet.avro.schema"
@@ -140,20 +145,97 @@ def _dictionary_columns(schema: pa.Schema) -> list[str]:
     return [path for path in paths if path not in _UNIQUE_COLUMNS]
 
 
+# pyarrow reports failures of remote storage as OSError, as it does damage to a file's
+# pages; messages with these markers are the storage's, not the file's.
+_TRANSPORT_MARKERS = (
+    "AWS Error",
+    "When reading",
+    "When getting",
+    "When opening",
+    "HDFS",
+    "onnection",
+    "timed out",
+    "Timeout",
+    "curl",
+)
+
+
+@contextlib.contextmanager
+def parquet_errors(storage: Storage, path: str) -> Iterator[None]:
+    """Reads of the base file at `path` inside this block raise a CorruptFileError naming
+    it, what is wrong and what to do, when the file is damaged (truncated, overwritten,
+    not parquet) or gone; failures of the storage itself pass through."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        raise MissingDataFileError(
+            f"{path} does not exist: the table's listing named it, so it was deleted since "
+            "(a clean or rollback running meanwhile?); reload the table and retry"
+        ) from exc
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as exc:
+        if isinstance(exc, OSError) and (
+            exc.errno is not None or any(m in str(exc) for m in _TRANSPORT_MARKERS)
+        ):
+            raise
+        raise _corrupt_base_file(storage, path, exc) from exc
+
+
+def _corrupt_base_file(storage: Storage, path: str, exc: Exception) -> CorruptFileError:
+    detail = str(exc).split("\n")[0]
+    try:
+        size = f"{storage.file_size(path)} bytes"
+    except OSError:
+        size = "size unknown"
+    if "file size is 0" in detail:
+        problem = "empty, truncated to nothing"
+    elif "magic bytes not found" in detail:
+        problem = "no parquet footer at its end: truncated, or not a parquet file"
+    else:
+        problem = f"its parquet data is damaged ({detail})"
+    parsed = BaseFileName.parse(path.rsplit("/", 1)[-1])
+    hint = "restore it from a backup"
+    if parsed is not None:
+        ts = parsed.instant_time
+        hint += (
+            f", or, if {ts} (the write that made it) is the table's latest write, roll that "
+            f"write back with HudiTable.rollback('{ts}')"
+        )
+    return CorruptFileError(f"base file {path} ({size}): {problem}; {hint}")
+
+
+def open_base_file(storage: Storage, path: str, **kwargs: Any) -> pq.ParquetFile:
+    """A base file opened for reading (its footer read); a CorruptFileError naming it when
+    the footer cannot be read. Wrap reads of its row groups in `parquet_errors`."""
+    with parquet_errors(storage, path):
+        return pq.ParquetFile(storage.full_path(path), filesystem=storage.fs, **kwargs)
+
+
+def check_base_file(storage: Storage, path: str) -> None:
+    """Raises the CorruptFileError of a base file whose footer cannot be read (after a read
+    failed somewhere without saying which file was to blame)."""
+    with parquet_errors(storage, path):
+        pq.read_metadata(storage.full_path(path), filesystem=storage.fs)
+
+
 def read_base_file(storage: Storage, path: str, columns: list[str] | None = None) -> pa.Table:
-    return pq.read_table(storage.full_path(path), columns=columns, filesystem=storage.fs)
+    with parquet_errors(storage, path):
+        return pq.read_table(storage.full_path(path), columns=columns, filesystem=storage.fs)
 
 
 def read_base_file_with_footer(storage: Storage, path: str) -> tuple[pa.Table, dict[str, str]]:
     """All rows of a base file and its footer key-value metadata, from one open."""
-    with storage.fs.open_input_file(storage.full_path(path)) as source:
-        parquet = pq.ParquetFile(source)
+    with parquet_errors(storage, path), storage.fs.open_input_file(storage.full_path(path)) as f:
+        parquet = pq.ParquetFile(f)
         footer = parquet.metadata.metadata or {}
-        return parquet.read(), {k.decode(): v.decode() for k, v in footer.items()}
+        return parquet.read(), _decoded(footer)
 
 
 def read_footer(storage: Storage, path: str) -> dict[str, str]:
     """The key-value metadata of a base file's footer, decoded."""
-    with storage.fs.open_input_file(storage.full_path(path)) as source:
-        metadata = pq.read_metadata(source).metadata or {}
-    return {k.decode(): v.decode() for k, v in metadata.items()}
+    with parquet_errors(storage, path), storage.fs.open_input_file(storage.full_path(path)) as f:
+        metadata = pq.read_metadata(f).metadata or {}
+    return _decoded(metadata)
+
+
+def _decoded(footer: dict[bytes, bytes]) -> dict[str, str]:
+    return {k.decode(): v.decode() for k, v in footer.items()}

@@ -28,6 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import row_numbers
+from hudi_core.config import table_options as T
+from hudi_core.config import write_options as W
+from hudi_core.config.option import Options
 from hudi_core.errors import InvalidOptionError, PrecombineFieldError
 
 PAYLOAD_PACKAGE = "org.apache.hudi.common.model."
@@ -35,6 +38,10 @@ OVERWRITE_WITH_LATEST = PAYLOAD_PACKAGE + "OverwriteWithLatestAvroPayload"
 DEFAULT_PAYLOAD = PAYLOAD_PACKAGE + "DefaultHoodieRecordPayload"
 PARTIAL_UPDATE = PAYLOAD_PACKAGE + "PartialUpdateAvroPayload"
 EMPTY_PAYLOAD = PAYLOAD_PACKAGE + "EmptyHoodieRecordPayload"
+
+# EmptyHoodieRecordPayload as a write's payload class deletes the write's keys; the Flink
+# documentation spells it without the package's last two names.
+DELETING_PAYLOADS = (EMPTY_PAYLOAD, "org.apache.hudi.EmptyHoodieRecordPayload")
 
 IS_DELETED_COLUMN = "_hoodie_is_deleted"
 SEQ_COLUMN = "__hudi_seq"
@@ -55,6 +62,28 @@ _MODES = {
     DEFAULT_PAYLOAD: MergeMode.EVENT_TIME,
     PARTIAL_UPDATE: MergeMode.PARTIAL,
 }
+
+
+def is_deleting_payload(payload_class: str | None) -> bool:
+    """Whether a write with this payload class deletes every key it carries."""
+    return (payload_class or "").strip() in DELETING_PAYLOADS
+
+
+def merging_payload_class(write_payload: str | None, table_payload: str) -> str:
+    """The payload class a write's versions merge by: the write's own, unless it only marks
+    the write's rows as deletes (EmptyHoodieRecordPayload), when the table's still merges."""
+    if not write_payload or is_deleting_payload(write_payload):
+        return table_payload
+    return write_payload
+
+
+def merger_for(options: Options, ordering_field: str | None) -> RecordMerger:
+    """The merger of a write or table service, by its payload options (the write's
+    hoodie.datasource.write.payload.class, else the table's hoodie.compaction.payload.class)."""
+    write_payload = options.get_option(W.PAYLOAD_CLASS)
+    return RecordMerger(
+        merging_payload_class(write_payload, options.get_option(T.PAYLOAD_CLASS)), ordering_field
+    )
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_core.timeline.content import corrupt, parse_json_object
+
 NULL_COMMIT = "null"  # prevCommit of a file group's first version, as Apache Hudi writes it
 
 
@@ -208,16 +210,23 @@ class CommitMetadata:
         return json.dumps(out, indent=2).encode()
 
     @classmethod
-    def from_json_bytes(cls, data: bytes) -> CommitMetadata:
-        raw = json.loads(data) if data.strip() else {}
-        stats = {
-            partition: [WriteStat.from_json(s) for s in (entries or [])]
-            for partition, entries in (raw.get("partitionToWriteStats") or {}).items()
-        }
-        return cls(
-            partition_to_write_stats=stats,
-            operation_type=raw.get("operationType") or "UNKNOWN",
-            extra_metadata=raw.get("extraMetadata") or {},
-            compacted=bool(raw.get("compacted")),
-            partition_to_replace_file_ids=raw.get("partitionToReplaceFileIds"),
-        )
+    def from_json_bytes(cls, data: bytes, source: str | None = None) -> CommitMetadata:
+        """Commit metadata from a commit file's JSON (empty content: none, as Apache Hudi
+        reads it, except for a completed write). Damage raises a CorruptFileError naming the
+        file: `source`, else the file `data` was read from (ActiveTimeline.read_bytes)."""
+        raw = parse_json_object(data, source)
+        try:
+            stats = {
+                partition: [WriteStat.from_json(s) for s in (entries or [])]
+                for partition, entries in (raw.get("partitionToWriteStats") or {}).items()
+            }
+            return cls(
+                partition_to_write_stats=stats,
+                operation_type=raw.get("operationType") or "UNKNOWN",
+                extra_metadata=dict(raw.get("extraMetadata") or {}),
+                compacted=bool(raw.get("compacted")),
+                partition_to_replace_file_ids=raw.get("partitionToReplaceFileIds"),
+            )
+        except (AttributeError, TypeError, ValueError) as exc:
+            problem = f"JSON that is not commit metadata ({type(exc).__name__}: {exc})"
+            raise corrupt(data, problem, source) from exc

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hudi_core.config.table_config import METAFOLDER
+from hudi_core.errors import MissingInstantFileError
 from hudi_core.model.file_group import BaseFile, FileSlice, LogFile
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
+from hudi_core.timeline.content import corrupt, repair_hint
 from hudi_core.timeline.instant import COMPACTION
 
 PLAN_VERSION = 2  # file names relative to the partition
@@ -47,6 +50,11 @@ class CompactionOperation:
         logs = [LogFile(self._path(n), storage.file_size(self._path(n))) for n in self.log_files]
         slice_ = FileSlice(self.partition_path, self.file_id, self.base_instant_time, base)
         return slice_.with_log_files(logs)
+
+    @property
+    def base_file_path(self) -> str | None:
+        """The planned base file, relative to the base path."""
+        return self._path(self.base_file) if self.base_file is not None else None
 
     def _path(self, name: str) -> str:
         return f"{self.partition_path}/{name}" if self.partition_path else name
@@ -95,15 +103,28 @@ class CompactionPlan:
         )
 
     @classmethod
-    def from_avro_bytes(cls, data: bytes) -> CompactionPlan:
-        record = avro_metadata.deserialize(data)
-        operations = [CompactionOperation.from_avro(op) for op in record.get("operations") or []]
-        return cls(operations, dict(record.get("extraMetadata") or {}))
+    def from_avro_bytes(cls, data: bytes, source: str | None = None) -> CompactionPlan:
+        record = avro_metadata.deserialize(data, source)
+        try:
+            ops = [CompactionOperation.from_avro(op) for op in record.get("operations") or []]
+        except (KeyError, TypeError, AttributeError) as exc:
+            problem = f"a compaction operation lacks a file id or base instant ({exc!r})"
+            raise corrupt(data, problem, source) from exc
+        return cls(ops, dict(record.get("extraMetadata") or {}))
 
 
 def read_plan(timeline: ActiveTimeline, instant_time: str) -> CompactionPlan:
+    """The plan of the compaction at `instant_time`; a CorruptFileError naming the plan
+    file when it is missing or cannot be read."""
     requested = Instant(instant_time, COMPACTION, State.REQUESTED)
-    return CompactionPlan.from_avro_bytes(timeline.read_bytes(requested))
+    try:
+        data = timeline.read_bytes(requested)
+    except MissingInstantFileError as exc:
+        raise MissingInstantFileError(
+            f"{METAFOLDER}/{requested.file_name} does not exist, so the plan of compaction "
+            f"{instant_time} is lost; {repair_hint(requested)}"
+        ) from exc
+    return CompactionPlan.from_avro_bytes(data)
 
 
 def _file_name(path: str | None) -> str | None:

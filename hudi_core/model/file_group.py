@@ -1,4 +1,4 @@
-"""File groups and file slices: how base files (and later log files) belong together."""
+"""File groups and file slices: how base files and log files belong together."""
 
 from __future__ import annotations
 

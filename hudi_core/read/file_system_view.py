@@ -9,6 +9,7 @@ business (each block names its instant).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 from hudi_core.config.table_config import METAFOLDER
@@ -26,6 +27,7 @@ class FileSystemView:
         self, storage: Storage, timeline: ActiveTimeline, as_of: str | None = None
     ) -> None:
         self.storage = storage
+        self.timeline = timeline
         self.as_of = as_of
         writes = [i for i in timeline.completed_writes() if as_of is None or i.timestamp <= as_of]
         self.visible_instants = {i.timestamp for i in writes}
@@ -36,8 +38,17 @@ class FileSystemView:
             if instant.action == REPLACE_COMMIT:
                 metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
                 self.replaced |= metadata.replaced_file_ids()
-        self.pending_compactions = pending_compaction_file_groups(timeline)
         self.file_groups = file_groups_on_storage(storage)
+
+    @functools.cached_property
+    def pending_compactions(self) -> dict[tuple[str, str], str]:
+        """(partition, file id) of every file group a pending compaction plans -> its instant.
+
+        Read when first asked (by writers and table services): a query does not need the
+        plans, and, as in hudi-rs, a pending compaction whose plan is damaged does not stop
+        one; a writer gets the plan's CorruptFileError instead.
+        """
+        return pending_compaction_file_groups(self.timeline)
 
     def is_visible(self, instant_time: str) -> bool:
         """Completed (as of the view's instant), or older than the active timeline and not

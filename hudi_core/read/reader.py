@@ -15,7 +15,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from hudi_core.config import read_options as R
 from hudi_core.config.option import Options
@@ -27,6 +26,7 @@ from hudi_core.config.table_options import (
 )
 from hudi_core.engine import EngineContext
 from hudi_core.errors import HudiError
+from hudi_core.io.base_file import check_base_file, open_base_file, parquet_errors
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import CommitMetadata
@@ -252,7 +252,12 @@ class ReadPlan:
     def read_slice(self, file_slice: FileSlice) -> pa.Table:
         """The slice's rows, filtered, in the requested columns."""
         if self.merge_on_read and file_slice.log_files:
-            rows = self._read_with_log(file_slice).select(self.needed)
+            try:
+                rows = self._read_with_log(file_slice).select(self.needed)
+            except (pa.ArrowInvalid, OSError):
+                if file_slice.base_file is not None:  # name the base file if it is to blame
+                    check_base_file(self.storage, file_slice.base_file.path)
+                raise
         elif file_slice.base_file is not None:
             path = file_slice.base_file.path
             rows = _read_base_file(self.storage, path, self.schema, self.needed)
@@ -289,9 +294,10 @@ class ReadPlan:
 
 def _read_base_file(storage: Storage, path: str, schema: pa.Schema, columns: list[str]) -> pa.Table:
     """`columns` of one base file, in `schema`: columns the file predates come back null."""
-    parquet = pq.ParquetFile(storage.full_path(path), filesystem=storage.fs)
-    present = set(parquet.schema_arrow.names)
-    table = parquet.read(columns=[c for c in columns if c in present])
+    parquet = open_base_file(storage, path)
+    with parquet_errors(storage, path):
+        present = set(parquet.schema_arrow.names)
+        table = parquet.read(columns=[c for c in columns if c in present])
     return cast_batch_to_schema(table, pa.schema([schema.field(c) for c in columns]))
 
 

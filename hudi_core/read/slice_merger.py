@@ -22,6 +22,7 @@ import pyarrow.dataset as ds
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from hudi_core.io.base_file import open_base_file, parquet_errors
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import SEQ_COLUMN, RecordMerger, merge_into
@@ -111,22 +112,27 @@ class SliceMerger:
     def _base_rows(self, file_slice: FileSlice) -> pa.Table | None:
         if file_slice.base_file is None:
             return None
-        path = self.storage.full_path(file_slice.base_file.path)
-        parquet = pq.ParquetFile(path, filesystem=self.storage.fs)
-        rows = parquet.read(columns=self._columns_in(parquet))
+        path = file_slice.base_file.path
+        parquet = open_base_file(self.storage, path)
+        with parquet_errors(self.storage, path):
+            rows = parquet.read(columns=self._columns_in(parquet))
         return self._keyed(self._filtered(cast_batch_to_schema(rows, self.schema)))
 
     def _base_batches(self, file_slice: FileSlice) -> Iterator[pa.Table]:
         if file_slice.base_file is None:
             return
-        path = self.storage.full_path(file_slice.base_file.path)
-        with self.storage.fs.open_input_file(path) as source:
-            # buffered streaming: a row group is read page by page, not all at once
-            parquet = pq.ParquetFile(source, buffer_size=_READ_BUFFER, pre_buffer=False)
-            columns = self._columns_in(parquet)
-            for batch in parquet.iter_batches(batch_size=_BASE_BATCH_ROWS, columns=columns):
-                rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
-                yield self._keyed(self._filtered(rows))
+        path = file_slice.base_file.path
+        # buffered streaming: a row group is read page by page, not all at once
+        parquet = open_base_file(self.storage, path, buffer_size=_READ_BUFFER, pre_buffer=False)
+        columns = self._columns_in(parquet)
+        batches = parquet.iter_batches(batch_size=_BASE_BATCH_ROWS, columns=columns)
+        while True:
+            with parquet_errors(self.storage, path):
+                batch = next(batches, None)
+            if batch is None:
+                return
+            rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
+            yield self._keyed(self._filtered(rows))
 
     def _columns_in(self, parquet: pq.ParquetFile) -> list[str]:
         """The schema's columns the file has (others come back null; any more are not read)."""

@@ -12,7 +12,6 @@ both places (read once) and the next run deletes them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +36,7 @@ from hudi_core.timeline.archived_timeline import (
     archive_instants,
     read_archived_instants,
 )
+from hudi_core.timeline.content import parse_json_object
 from hudi_core.timeline.instant import (
     CLEAN,
     COMMIT,
@@ -236,7 +236,7 @@ def _content(instant: Instant, data: bytes) -> dict | None:
     if instant.action in _JSON_CONTENT or (
         instant.action == REPLACE_COMMIT and instant.state is not State.REQUESTED
     ):
-        return json.loads(data)
+        return parse_json_object(data)
     return avro_metadata.deserialize(data)
 
 

@@ -22,17 +22,16 @@ import pyarrow as pa
 from hudi_core.config import compaction_options as C
 from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
-from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
-from hudi_core.errors import ConcurrentServiceError, HudiError, ServiceError, TimelineError
-from hudi_core.io.base_file import read_footer
+from hudi_core.errors import ConcurrentServiceError, ServiceError, TimelineError
+from hudi_core.io.base_file import check_base_file, read_footer
 from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, resume_bloom_filter
 from hudi_core.keygen import key_generator_for
 from hudi_core.lock import optimistic_concurrency
-from hudi_core.merge.record_merger import RecordMerger
+from hudi_core.merge.record_merger import merger_for
 from hudi_core.model.commit_metadata import (
     NULL_COMMIT,
     CommitMetadata,
@@ -154,6 +153,7 @@ class Compactor(TableService):
             timeline = self._timeline()
             current = timeline.find(instant_time)
             if current is not None and not current.is_completed:  # else finished meanwhile
+                read_plan(timeline, instant_time)  # an unreadable plan: stop before any change
                 if current.state is State.INFLIGHT:  # an earlier attempt died: undo its files
                     _LOG.info("rolling back the failed attempt at compaction %s", instant_time)
                     rollback_instant(self.storage, timeline, current)
@@ -191,8 +191,8 @@ class Compactor(TableService):
             Markers(self.storage, instant_time).reconcile(written)
             with self._lock(opts):
                 timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
-        except BaseException:
-            _roll_back_attempt(timeline, instant_time)
+        except BaseException as failure:
+            _roll_back_attempt(failure, timeline, instant_time)
             raise
         Markers(self.storage, instant_time).delete_all()
 
@@ -245,14 +245,13 @@ class _CompactionJob:
         return metadata
 
     def _settings(self, data_schema) -> WriteSettings:
-        payload = self.opts.get_option(W.PAYLOAD_CLASS) or self.opts.get_option(T.PAYLOAD_CLASS)
         return write_settings(
             self.storage,
             self.config,
             self.opts,
             self.instant_time,
             data_schema,
-            RecordMerger(payload, self.config.precombine_field),
+            merger_for(self.opts, self.config.precombine_field),
             key_generator_for(self.opts),
             self.opts.get_option(S.PARQUET_MAX_FILE_SIZE),
             self.opts.get_option(W.RECORD_SIZE_ESTIMATE),
@@ -362,15 +361,26 @@ def _is_completed(timeline: ActiveTimeline, instant_time: str) -> bool:
 
 
 def run_compact_task(task: CompactTask, settings: WriteSettings) -> WriteStat | None:
-    return task.run(settings)
+    try:
+        return task.run(settings)
+    except (pa.ArrowInvalid, OSError):
+        if task.operation.base_file_path is not None:  # name the base file if it is to blame
+            check_base_file(settings.storage, task.operation.base_file_path)
+        raise
 
 
-def _roll_back_attempt(timeline: ActiveTimeline, instant_time: str) -> None:
-    """Best effort: undo this process's failed attempt; else the next attempt will."""
+def _roll_back_attempt(failure: BaseException, timeline: ActiveTimeline, instant_time: str) -> None:
+    """Undoes this process's failed attempt. If that fails too, the next attempt rolls it back:
+    the rollback's own failure is logged with its traceback and noted on the attempt's failure,
+    which the caller sees."""
     try:
         timeline = timeline.reload()
         current = timeline.find(instant_time)
         if current is not None and current.state is State.INFLIGHT:
             rollback_instant(timeline.storage, timeline, current)
-    except (HudiError, OSError):
-        pass
+    except Exception as rollback_error:
+        _LOG.exception("rolling back the failed attempt at compaction %s failed too", instant_time)
+        failure.add_note(
+            f"rolling back the failed attempt at compaction {instant_time} failed too "
+            f"({type(rollback_error).__name__}: {rollback_error}); the next attempt rolls it back"
+        )

@@ -1,4 +1,5 @@
-"""Rollback: undo a write that never completed, leaving the table as if it never started.
+"""Rollback: undo a write (a failed one, or on request the latest one even if completed),
+leaving the table as if it never happened.
 
 The plan (files to delete) comes from the failed write's markers, or from a listing of the
 files carrying its instant time when the markers are gone. The rollback is an instant of its
@@ -8,12 +9,14 @@ itself cut off is resumed from its plan by the next writer.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 
-from hudi_core.errors import HudiError
+from hudi_core.config.table_config import METAFOLDER
+from hudi_core.errors import CorruptFileError, HudiError, MissingInstantFileError
 from hudi_core.io.log_blocks import rollback_block
-from hudi_core.io.log_format import write_log_file
+from hudi_core.io.log_format import read_log_block_headers, write_log_file
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.compaction_plan import read_plan
 from hudi_core.model.file_names import BaseFileName, LogFileName, log_file_name
@@ -22,10 +25,12 @@ from hudi_core.services.heartbeat import HEARTBEAT_FOLDER, Liveness, write_is_al
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline import avro_metadata as avro
+from hudi_core.timeline.content import corrupt, repair_hint
 from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
 from hudi_core.write.markers import Markers
 
 ROLLBACK_TOKEN = "1-0-1"  # Apache Hudi's write token for files a rollback writes
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass
@@ -69,14 +74,20 @@ class RollbackPlan:
 
     @classmethod
     def from_avro(cls, storage: Storage, data: bytes) -> RollbackPlan:
+        """The plan in a rollback's requested file; a CorruptFileError naming the file when
+        it cannot be read (ActiveTimeline.read_bytes tells `data` where it came from)."""
         record = avro.deserialize(data)
-        target = record["instantToRollback"]
-        plan = cls(Instant(target["commitTime"], target["action"], State.INFLIGHT))
-        for request in record.get("RollbackRequests") or []:
-            for location in request.get("filesToBeDeleted") or []:
-                plan.add(storage.relative_of(location), "CREATE")
-            for location in request.get("logBlocksToBeDeleted") or {}:
-                plan.add(storage.relative_of(location), "APPEND")
+        try:
+            target = record["instantToRollback"]
+            plan = cls(Instant(target["commitTime"], target["action"], State.INFLIGHT))
+            for request in record.get("RollbackRequests") or []:
+                for location in request.get("filesToBeDeleted") or []:
+                    plan.add(storage.relative_of(location), "CREATE")
+                for location in request.get("logBlocksToBeDeleted") or {}:
+                    plan.add(storage.relative_of(location), "APPEND")
+        except (KeyError, TypeError, ValueError) as exc:
+            problem = f"a rollback plan without a usable instant or file list ({exc!r})"
+            raise corrupt(data, problem) from exc
         return plan
 
 
@@ -98,8 +109,7 @@ def rollback_failed_writes(storage: Storage, timeline: ActiveTimeline) -> Active
     With a single writer (the EAGER failed-writes policy), any pending write is a failed one.
     Pending clustering (a replacecommit planned by a table service) is left alone.
     """
-    for pending in timeline.pending([ROLLBACK]):
-        resume_rollback(storage, timeline, pending)
+    _resume_rollbacks(storage, timeline)
     for failed in timeline.reload().pending(WRITE_ACTIONS):
         if not _is_pending_clustering(timeline, failed):
             rollback_instant(storage, timeline.reload(), failed)
@@ -111,8 +121,7 @@ def roll_back_dead_writes(
 ) -> tuple[ActiveTimeline, list[Instant]]:
     """Finishes cut-off rollbacks, then rolls back the pending writes whose heartbeat stopped
     (their writer died). Returns the timeline after, and the writes still running."""
-    for pending in timeline.pending([ROLLBACK]):
-        resume_rollback(storage, timeline, pending)
+    _resume_rollbacks(storage, timeline)
     running = []
     for pending in timeline.reload().pending(WRITE_ACTIONS):
         if _is_pending_clustering(timeline, pending):
@@ -122,6 +131,28 @@ def roll_back_dead_writes(
         else:
             rollback_instant(storage, timeline.reload(), pending)
     return timeline.reload(), running
+
+
+def _resume_rollbacks(storage: Storage, timeline: ActiveTimeline) -> None:
+    """Finishes every cut-off rollback. One whose plan cannot be read is handled as Apache
+    Hudi does: still requested (nothing done yet), it is deleted, and the write it was for is
+    rolled back anew as any failed write; inflight, it is left alone (its plan may have
+    been needed, and what it already did cannot be known)."""
+    for pending in timeline.pending([ROLLBACK]):
+        try:
+            plan = _rollback_plan(storage, timeline, pending)
+        except CorruptFileError as exc:
+            if pending.state is State.REQUESTED:
+                _LOG.warning(
+                    "deleting requested rollback %s, its plan is unreadable: %s", pending, exc
+                )
+                timeline.delete_pending(pending)
+            else:
+                _LOG.warning(
+                    "skipping inflight rollback %s, its plan is unreadable: %s", pending, exc
+                )
+            continue
+        _resume(storage, timeline, pending, plan)
 
 
 def rollback_instant(
@@ -163,7 +194,7 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
         for i in timeline.instants
         if i.timestamp > instant_time and i.action in (*WRITE_ACTIONS, COMPACTION)
     ]
-    if later:
+    if later and not _droppable_broken_compaction(storage, timeline, target):
         raise HudiError(
             f"{later[0]} came after {instant_time}; only the latest write can be rolled back "
             "(roll back the later ones first, or restore to a savepoint)"
@@ -171,21 +202,76 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
     return rollback_instant(storage, timeline, target, keep_compaction_plan=False).timestamp
 
 
+def _droppable_broken_compaction(
+    storage: Storage, timeline: ActiveTimeline, target: Instant
+) -> bool:
+    """Whether `target` is a pending compaction whose plan cannot be read and which no later
+    write built on: it can never run, and a writer stops at it, so it may be dropped though
+    later writes came. Later writes that put log files on the slice it starts need it kept
+    (the logs would be read in the wrong order without it): then the plan must be restored."""
+    if target.action != COMPACTION or target.is_completed:
+        return False
+    try:
+        read_plan(timeline, target.timestamp)
+        return False
+    except CorruptFileError as exc:
+        problem = exc
+    on_its_slice = _logs_on_slices_of(storage, target.timestamp)
+    if on_its_slice:
+        raise HudiError(
+            f"compaction {target.timestamp} cannot be dropped: later writes put log files on "
+            f"the file slices it starts (such as {on_its_slice[0]}), which need it; restore "
+            f"its plan from a backup ({problem})"
+        )
+    _LOG.warning("dropping compaction %s, whose plan is unreadable: %s", target, problem)
+    return True
+
+
+def _logs_on_slices_of(storage: Storage, instant_time: str) -> list[str]:
+    """Log files of the file slices that start at `instant_time`."""
+    return [
+        entry.path
+        for entry in list_table_files(storage)
+        if (log := LogFileName.parse(entry.name)) and log.base_instant_time == instant_time
+    ]
+
+
 def _pending_rollback_of(
     storage: Storage, timeline: ActiveTimeline, instant_time: str
 ) -> Instant | None:
+    """The cut-off rollback of `instant_time`; rollbacks whose plan cannot be read are not
+    it (a new rollback is planned instead)."""
     for pending in timeline.pending([ROLLBACK]):
-        requested = Instant(pending.timestamp, ROLLBACK, State.REQUESTED)
-        plan = RollbackPlan.from_avro(storage, timeline.read_bytes(requested))
+        try:
+            plan = _rollback_plan(storage, timeline, pending)
+        except CorruptFileError as exc:
+            _LOG.warning("ignoring rollback %s, its plan is unreadable: %s", pending, exc)
+            continue
         if plan.instant.timestamp == instant_time:
             return pending
     return None
 
 
+def _rollback_plan(storage: Storage, timeline: ActiveTimeline, pending: Instant) -> RollbackPlan:
+    requested = Instant(pending.timestamp, ROLLBACK, State.REQUESTED)
+    try:
+        data = timeline.read_bytes(requested)
+    except MissingInstantFileError as exc:
+        raise MissingInstantFileError(
+            f"{METAFOLDER}/{requested.file_name} does not exist, so the plan of rollback "
+            f"{pending.timestamp} is lost; {repair_hint(requested)}"
+        ) from exc
+    return RollbackPlan.from_avro(storage, data)
+
+
 def resume_rollback(storage: Storage, timeline: ActiveTimeline, pending: Instant) -> Instant:
     """Carries a rollback that was cut off to completion from its recorded plan."""
-    requested = Instant(pending.timestamp, ROLLBACK, State.REQUESTED)
-    plan = RollbackPlan.from_avro(storage, timeline.read_bytes(requested))
+    return _resume(storage, timeline, pending, _rollback_plan(storage, timeline, pending))
+
+
+def _resume(
+    storage: Storage, timeline: ActiveTimeline, pending: Instant, plan: RollbackPlan
+) -> Instant:
     inflight = pending
     if pending.state is State.REQUESTED:
         inflight = timeline.transition(pending, State.INFLIGHT)
@@ -198,8 +284,14 @@ def _plan_for_completed(
     """What a completed instant wrote, by listing the partitions its write stats name: base
     files of its time and log files of slices it started are deleted; its appends to older
     slices are cancelled with rollback blocks."""
+    try:
+        metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
+    except CorruptFileError as exc:
+        _LOG.warning(
+            "finding what %s wrote by listing, its metadata is unreadable: %s", target, exc
+        )
+        return _plan_by_listing(storage, target)
     plan = RollbackPlan(target)
-    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
     for partition in sorted(metadata.partition_to_write_stats):
         for entry in storage.list_files(partition):
             base = BaseFileName.parse(entry.name)
@@ -216,12 +308,44 @@ def _plan_for_completed(
     return plan
 
 
+def _plan_by_listing(storage: Storage, target: Instant) -> RollbackPlan:
+    """What a completed instant wrote when its commit metadata cannot be read: the files
+    named with its time (base files, and the log files of slices it started) are deleted;
+    log files of other slices holding blocks of its time get a rollback block."""
+    plan = RollbackPlan(target)
+    appended: dict[tuple[str, str, str], str] = {}  # one rollback block per slice
+    for entry in sorted(list_table_files(storage), key=lambda e: e.path):
+        base = BaseFileName.parse(entry.name)
+        log = LogFileName.parse(entry.name)
+        if base is not None and base.instant_time == target.timestamp:
+            plan.add(entry.path, "CREATE")
+        elif log is not None and log.base_instant_time == target.timestamp:
+            plan.add(entry.path, "CREATE")
+        elif log is not None and any(
+            block.instant_time == target.timestamp and not block.is_rollback
+            for block in read_log_block_headers(storage, entry.path)
+        ):
+            appended[(entry.parent, log.file_id, log.base_instant_time)] = entry.path
+    for path in appended.values():
+        plan.add(path, "APPEND")
+    return plan
+
+
 def _add_slice_logs(
     storage: Storage, timeline: ActiveTimeline, compaction: Instant, plan: RollbackPlan
 ) -> None:
     """A dropped compaction takes the slice it started with it: the log files written onto
-    it (whose writes are rolled back before) would otherwise outlive their slice."""
-    planned = read_plan(timeline, compaction.timestamp)
+    it (whose writes are rolled back before) would otherwise outlive their slice. Without a
+    readable plan, every partition is looked at."""
+    try:
+        planned = read_plan(timeline, compaction.timestamp)
+    except CorruptFileError as exc:
+        _LOG.warning(
+            "looking for the slices of %s everywhere, its plan is unreadable: %s", compaction, exc
+        )
+        for path in _logs_on_slices_of(storage, compaction.timestamp):
+            plan.add(path, "CREATE")
+        return
     for partition in sorted({op.partition_path for op in planned.operations}):
         for entry in storage.list_files(partition):
             log = LogFileName.parse(entry.name)

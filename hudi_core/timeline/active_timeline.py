@@ -7,13 +7,13 @@ Readers only trust completed instants.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from hudi_core.config.table_config import METAFOLDER
-from hudi_core.errors import TimelineError
+from hudi_core.errors import MissingInstantFileError, TimelineError
 from hudi_core.storage import Storage
+from hudi_core.timeline.content import InstantContent, parse_json_object
 from hudi_core.timeline.instant import (
     COMPLETED_ACTION,
     SAVEPOINT,
@@ -96,12 +96,21 @@ class ActiveTimeline:
     def savepoints(self) -> list[Instant]:
         return [i for i in self.instants if i.action == SAVEPOINT and i.is_completed]
 
-    def read_bytes(self, instant: Instant) -> bytes:
-        return self.storage.read_bytes(f"{METAFOLDER}/{instant.file_name}")
+    def read_bytes(self, instant: Instant) -> InstantContent:
+        """The content of an instant's file, knowing its source: parsing it names the file
+        in a CorruptFileError when it is damaged."""
+        path = f"{METAFOLDER}/{instant.file_name}"
+        try:
+            data = self.storage.read_bytes(path)
+        except FileNotFoundError as exc:
+            raise MissingInstantFileError(
+                f"{path} does not exist: {instant} is not (or no longer) on the timeline; "
+                "reload the table and retry"
+            ) from exc
+        return InstantContent(data, path, instant)
 
     def read_json(self, instant: Instant) -> dict[str, Any]:
-        data = self.read_bytes(instant)
-        return json.loads(data) if data.strip() else {}
+        return parse_json_object(self.read_bytes(instant))
 
     # ---- transitions
 

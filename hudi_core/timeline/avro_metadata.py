@@ -20,6 +20,8 @@ from typing import Any
 
 import fastavro
 
+from hudi_core.timeline.content import avro_content_name, corrupt
+
 NAMESPACE = "org.apache.hudi.avro.model"
 
 
@@ -545,9 +547,25 @@ def serialize(schema_name: str, record: dict[str, Any]) -> bytes:
     return out.getvalue()
 
 
-def deserialize(data: bytes) -> dict[str, Any]:
-    """The record of a timeline metadata file, read with the schema embedded in it."""
-    records = list(fastavro.reader(io.BytesIO(data)))
+def deserialize(data: bytes, source: str | None = None) -> dict[str, Any]:
+    """The record of a timeline metadata file, read with the schema embedded in it.
+
+    Damaged content raises a CorruptFileError naming the file: `source`, else the file
+    `data` was read from (ActiveTimeline.read_bytes knows it).
+    """
+    what = avro_content_name(data)
+    if not data:
+        raise corrupt(data, f"empty, but it should hold the Avro {what}", source)
+    try:
+        records = list(fastavro.reader(io.BytesIO(data)))
+    except Exception as exc:  # fastavro reports damage as any of a dozen exception types
+        problem = str(exc) or type(exc).__name__
+        if isinstance(exc, ValueError) and "cannot read header" in problem:
+            problem = "its Avro header is incomplete (truncated, or not an Avro file)"
+        elif isinstance(exc, EOFError):
+            problem = f"it ends inside an Avro block (truncated: {problem})"
+        raise corrupt(data, f"not a readable {what}: {problem}", source) from exc
     if len(records) != 1:
-        raise ValueError(f"timeline metadata holds {len(records)} records; expected 1")
+        problem = f"holds {len(records)} Avro records where a {what} is one"
+        raise corrupt(data, problem, source)
     return records[0]
