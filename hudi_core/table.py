@@ -18,6 +18,7 @@ from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import InvalidOptionError, TableExistsError
 from hudi_core.keygen import key_generator_for
 from hudi_core.lock import TableLock, table_lock
+from hudi_core.merge.record_merger import merging_payload_class
 from hudi_core.read.filters import Filter
 from hudi_core.read.reader import TableReader, normalize_instant, read_request
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
@@ -262,7 +263,9 @@ def _table_properties(
         T.DROP_PARTITION_COLUMNS.key: "false",
         T.HIVE_STYLE_PARTITIONING.key: "false",
         T.URL_ENCODE_PARTITIONING.key: "false",
-        T.PAYLOAD_CLASS.key: options.get_option(W.PAYLOAD_CLASS) or T.PAYLOAD_CLASS.default,
+        T.PAYLOAD_CLASS.key: merging_payload_class(
+            options.get_option(W.PAYLOAD_CLASS), T.PAYLOAD_CLASS.default
+        ),
         T.RECORD_MERGER_STRATEGY.key: T.RECORD_MERGER_STRATEGY.default,
     }
     if partition_fields:

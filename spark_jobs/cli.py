@@ -150,13 +150,18 @@ def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[s
     except Exception as exc:  # noqa: BLE001 - any failure must end in a result line
         traceback.print_exc()
         outcome = {"job": job, "status": "FAILED", "error": f"{type(exc).__name__}: {exc}"}
+        # What went wrong while cleaning up after the failure (a rollback that failed too).
+        outcome.update({"notes": exc.__notes__} if getattr(exc, "__notes__", None) else {})
         code = 1
-    line = json.dumps(outcome, sort_keys=True)
     result_file = _result_file(argv)
     if result_file:
-        with open(result_file, "w", encoding="utf-8") as handle:
-            handle.write(line)
-    print(line, flush=True)
+        try:
+            with open(result_file, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(outcome, sort_keys=True))
+        except OSError as exc:  # the line still goes to stdout, the orchestrator's fallback
+            _LOG.error("could not write the result file %s: %s", result_file, exc)
+            outcome["result_file_error"] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(outcome, sort_keys=True), flush=True)
     return code
 
 

@@ -6,7 +6,8 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
    preparer and pack them into Arrow blobs by the hash of their record key (spark_jobs.blobs);
 2. a shuffle brings every key's rows, and the keys stored in the touched partitions' base
    files (read on executors), into one task: there duplicates are pre-combined and each row
-   tagged with the file group holding its key (Apache Hudi's simple index);
+   tagged with the file group holding its key (Apache Hudi's simple index, whatever
+   hoodie.index.type says);
 3. the driver collects counts only (rows per file group, new rows per partition) and plans
    buckets with hudi_core (small files, new file groups sized by the record size estimate);
 4. executors route every row to its bucket, a shuffle puts each bucket in one Spark
@@ -113,7 +114,7 @@ class SparkWriter:
         # Counting prepares every row before an instant exists, as hudi_core does, so a bad
         # batch (null keys, say) fails with nothing to roll back.
         split, counts = cache.counted(split)
-        if not counts and not job.options.get_option(W.ALLOW_EMPTY_COMMIT):
+        if not counts and job.skips_empty_batch:
             return None
         if data_schema is None:
             raise HudiError("nothing to write: the table has no schema and the batch none")
@@ -128,7 +129,7 @@ class SparkWriter:
                     job, split, candidates, keep, rows_schema, shuffle
                 )
                 tagged, counts = cache.counted(combined)
-            plan = self._plan(job, transaction, counts, use_small_files=replaced is None)
+            plan = self._plan(job, transaction, counts, replaced is None)
             settings = job.settings(transaction.instant_time, data_schema)
             for partition in sorted({b.partition_path for b in plan.buckets}):
                 ensure_partition_metadata(job.storage, partition, transaction.instant_time)
@@ -185,8 +186,9 @@ class SparkWriter:
         for partition, file_id, is_delete, count in counts:
             if file_id is not None:
                 updates[(partition, file_id)] = updates.get((partition, file_id), 0) + count
-            elif not is_delete:
+            elif not is_delete or job.keeps_every_change:  # see BucketPlan.every_change
                 inserts[partition] = inserts.get(partition, 0) + count
+        job.refuse_updates_under_clustering(updates)
         view = transaction.view
         return plan_buckets(
             updates,
@@ -194,7 +196,9 @@ class SparkWriter:
             view.latest_slices(),
             job.sizing,
             job.log_targets(view),
-            use_small_files,
+            use_small_files and job.tops_up_small_files,
+            job.keeps_every_change,
+            job.held_by_clustering,
         )
 
     def _write_buckets(
@@ -231,7 +235,7 @@ class SparkWriter:
         prepared = df.mapInArrow(_Prepare(job.preparer, rows_schema, job.combine), spark_schema)
         prepared = prepared.where(~F.col(DELETE_COLUMN))
         prepared, with_rows = cache.partitions_of(prepared)
-        if not with_rows and not job.options.get_option(W.ALLOW_EMPTY_COMMIT):
+        if not with_rows and job.skips_empty_batch:
             return None
         if data_schema is None:
             raise HudiError("nothing to write: the table has no schema and the batch none")

@@ -40,3 +40,9 @@ def kill_during_write(
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+
+
+def beating_elsewhere(heartbeat: Path) -> None:
+    """Makes a heartbeat (or service attempt) file look like a live one of a writer on another
+    machine: beaten just now, naming no process here, so only its time tells it is alive."""
+    heartbeat.write_bytes(b"")

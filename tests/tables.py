@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hudi_core import HudiTable
+from hudi_core.model.file_names import BaseFileName
+from hudi_core.timeline import ActiveTimeline, avro_metadata
 
 
 def create_trips_table(
@@ -35,3 +37,22 @@ def data_files(path: str) -> set[str]:
         and ".hoodie" not in p.relative_to(root).parts
         and not p.name.startswith(".hoodie_partition_metadata")
     }
+
+
+def request_clustering(path: str, partition: str) -> str:
+    """A clustering plan over the partition's (first) file group, requested as Apache Hudi
+    requests one; returns its instant time."""
+    base = sorted((Path(path) / partition).glob("*.parquet"))[0].name
+    timeline = ActiveTimeline.load(HudiTable.open(path).storage)
+    instant = timeline.new_instant_time()
+    input_slice = {
+        "dataFilePath": f"{partition}/{base}",
+        "fileId": BaseFileName.parse(base).file_id,
+        "partitionPath": partition,
+    }
+    plan = {"inputGroups": [{"slices": [input_slice]}]}
+    content = avro_metadata.serialize(
+        "HoodieRequestedReplaceMetadata", {"operationType": "CLUSTER", "clusteringPlan": plan}
+    )
+    timeline.create_requested("replacecommit", instant, content)
+    return instant

@@ -33,11 +33,15 @@ from hudi_core.merge.record_merger import (
 )
 from hudi_core.model.file_group import FileSlice
 from hudi_core.schema.evolution import cast_batch_to_schema
-from hudi_core.schema.meta_fields import OPERATION_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+from hudi_core.schema.meta_fields import (
+    OPERATION_FIELD,
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+    REMOVING_OPERATIONS,
+)
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline
 
-DELETE_OPERATIONS = ("D", "-U")  # changelog rows that take a record away
 _LOG = logging.getLogger(__name__)
 
 
@@ -159,7 +163,7 @@ def _data_versions(records: pa.Table, schema: pa.Schema) -> pa.Table:
         flagged = pc.fill_null(records.column(IS_DELETED_COLUMN), False)
         deleted |= flagged.to_numpy(zero_copy_only=False)
     if OPERATION_FIELD in records.column_names:
-        removes = pc.is_in(records.column(OPERATION_FIELD), pa.array(DELETE_OPERATIONS))
+        removes = pc.is_in(records.column(OPERATION_FIELD), pa.array(REMOVING_OPERATIONS))
         deleted |= pc.fill_null(removes, False).to_numpy(zero_copy_only=False)
     rows = cast_batch_to_schema(records, schema)
     rows = rows.append_column(DELETE_COLUMN, pa.array(deleted))

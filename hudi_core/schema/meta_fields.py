@@ -11,6 +11,11 @@ PARTITION_PATH_FIELD = "_hoodie_partition_path"
 FILE_NAME_FIELD = "_hoodie_file_name"
 OPERATION_FIELD = "_hoodie_operation"
 
+# `_hoodie_operation` values (Apache Hudi's HoodieOperation): insert, the row before an update,
+# the row after it, delete. The second and the last take their record away.
+INSERT_OPERATION, UPDATE_BEFORE_OPERATION, UPDATE_OPERATION, DELETE_OPERATION = "I", "-U", "U", "D"
+REMOVING_OPERATIONS = (UPDATE_BEFORE_OPERATION, DELETE_OPERATION)
+
 META_FIELDS: list[str] = [
     COMMIT_TIME_FIELD,
     COMMIT_SEQNO_FIELD,

@@ -10,6 +10,8 @@ heartbeat has stopped.
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -40,11 +42,48 @@ class Liveness:
 
     def is_alive(self, storage: Storage, path: str) -> bool:
         """Whether the heartbeat at `path` beat within the tolerated misses (a missing file
-        never beat), by Apache Hudi's rule."""
+        never beat), by Apache Hudi's rule; and, when it names a process of this host (ours
+        do), whether that process still runs: a crashed writer is seen at once."""
         last_beat_ms = storage.modified_ms(path)
         if last_beat_ms is None:
             return False
-        return _now_ms() - last_beat_ms <= self.interval_ms * self.tolerable_misses
+        if _now_ms() - last_beat_ms > self.interval_ms * self.tolerable_misses:
+            return False
+        return _beater_may_run(storage, path)
+
+
+def _owner() -> bytes:
+    """What our heartbeat files hold: the beating process, as host, PID namespace and PID
+    (Apache Hudi's are empty; only their modification time counts there)."""
+    return f"{socket.gethostname()} {_pid_namespace()} {os.getpid()}".encode()
+
+
+def _pid_namespace() -> str:
+    """Which process IDs a PID belongs to (containers on one host have their own); "" where
+    the system does not say."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def _beater_may_run(storage: Storage, path: str) -> bool:
+    """False only for a heartbeat of a process that is known to be gone: one of this host and
+    PID namespace whose PID runs no more."""
+    try:
+        host, namespace, pid = storage.read_bytes(path).decode().split(" ")
+    except (FileNotFoundError, UnicodeDecodeError, ValueError):
+        return True  # gone meanwhile, or not ours: the time alone decides
+    here = (socket.gethostname(), _pid_namespace())
+    if (host, namespace) != here or not namespace or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 class Heartbeat:
@@ -68,7 +107,7 @@ class Heartbeat:
         self.storage.delete(self.path)
 
     def _beat(self) -> None:
-        self.storage.write_bytes(self.path, b"")
+        self.storage.write_bytes(self.path, _owner())
 
     def _beat_until_stopped(self) -> None:
         while not self._stop.wait(self.interval):
@@ -99,7 +138,7 @@ def claim_attempt(storage: Storage, instant_time: str, liveness: Liveness, what:
     attempt = (numbers[-1] + 1) if numbers else 1
     path = f"{folder}/{attempt}"
     try:
-        storage.create_new(path, b"")
+        storage.create_new(path, _owner())
     except FileExistsError as exc:
         raise ConcurrentServiceError(
             f"another process started {what} of instant {instant_time} at the same moment"

@@ -20,8 +20,14 @@ from hudi_core.merge.record_merger import DELETE_COLUMN, NATURAL_COLUMN
 from hudi_core.model.commit_metadata import RuntimeStats, WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import log_file_name
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.write.handles import DELETE, UPDATE, FileIdentity, WriteSettings, with_meta
+from hudi_core.schema.meta_fields import (
+    DELETE_OPERATION,
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+    UPDATE_OPERATION,
+)
+from hudi_core.write.changelog import last_changes
+from hudi_core.write.handles import FileIdentity, WriteSettings, with_meta
 from hudi_core.write.markers import Markers
 
 
@@ -96,18 +102,22 @@ class AppendTask:
     def _blocks(self, settings: WriteSettings) -> tuple[list[LogBlock], int, int]:
         deleting = self.rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
         upserts = self.rows.filter(pa.array(~deleting))
-        deletes = self.rows.filter(pa.array(deleting))
-        blocks = []
-        records = self._records(upserts, settings)
-        if settings.changelog:  # deletes stay visible to changelog readers as D records
-            records = pa.concat_tables([records, self._records(deletes, settings, DELETE)])
-        if records.num_rows:
-            blocks.append(self._data_block(records, settings))
+        if settings.changelog:
+            # Every change stays visible to changelog readers, deletes as D records, in the
+            # order they came (a key may have several, see write.changelog); the delete block
+            # names the keys whose last change takes them away.
+            operations = pc.if_else(pa.array(deleting), DELETE_OPERATION, UPDATE_OPERATION)
+            records = self._records(self.rows, settings, operations)
+            deletes = self.rows.filter(pa.array(deleting & last_changes(self.rows)))
+        else:
+            records = self._records(upserts, settings, UPDATE_OPERATION)
+            deletes = self.rows.filter(pa.array(deleting))
+        blocks = [self._data_block(records, settings)] if records.num_rows else []
         blocks += self._delete_blocks(deletes, settings)
-        return blocks, upserts.num_rows, deletes.num_rows
+        return blocks, upserts.num_rows, int(np.count_nonzero(deleting))
 
     def _records(
-        self, rows: pa.Table, settings: WriteSettings, operation: str = UPDATE
+        self, rows: pa.Table, settings: WriteSettings, operation: str | pa.Array
     ) -> pa.Table:
         file = FileIdentity(self.partition_path, self.file_id)  # log records name the file id
         return with_meta(rows, settings, self.task_id, file, 0, operation)

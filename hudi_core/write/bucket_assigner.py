@@ -18,12 +18,14 @@ import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import row_indices_by_value, run_boundaries
 from hudi_core.engine import EngineContext
+from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import new_file_id
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.handles import CreateTask, MergeTask
+from hudi_core.write.new_key_changes import NewKeyChangesTask
 
 FILE_ID_COLUMN = "__hudi_file_id"
 
@@ -63,8 +65,9 @@ class TaskPlan:
     log file); one topped up with inserts is merged into a new base file, as on copy-on-write.
     """
 
-    def __init__(self, logs: LogTargets | None = None) -> None:
+    def __init__(self, logs: LogTargets | None = None, every_change: bool = False) -> None:
         self.logs = logs
+        self.new_group_task = NewKeyChangesTask if every_change else CreateTask
         self._groups: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
         self._topped_up: set[tuple[str, str]] = set()
         self._creates: list[tuple[str, pa.Table, pa.Array | None]] = []
@@ -95,7 +98,7 @@ class TaskPlan:
                 MergeTask(len(tasks), partition, file_id, file_slice.base_file, rows, match_keys)
             )
         for partition, rows, order in self._creates:
-            tasks.append(CreateTask(len(tasks), partition, new_file_id(0), rows, order))
+            tasks.append(self.new_group_task(len(tasks), partition, new_file_id(0), rows, order))
         return tasks
 
 
@@ -106,10 +109,15 @@ def assign_upserts(
     sizing: Sizing,
     use_small_files: bool = True,
     logs: LogTargets | None = None,
+    every_change: bool = False,
+    held: Collection[tuple[str, str]] = (),
 ) -> TaskPlan:
     """Plans updates (tagged rows) and inserts (untagged rows) for an upsert or insert; with
-    `logs` (merge-on-read) updates of file groups not topped up become log appends."""
-    plan = TaskPlan(logs)
+    `logs` (merge-on-read) updates of file groups not topped up become log appends.
+
+    With `every_change` (changelog mode, see write.changelog) a key may have several rows: a
+    new key's rows, deletes included, all go to one new file group."""
+    plan = TaskPlan(logs, every_change)
     by_id = {(s.partition_path, s.file_id): s for s in slices}
     tagged = pc.is_valid(file_ids)
     updates = rows.append_column(FILE_ID_COLUMN, file_ids).filter(tagged)
@@ -117,12 +125,16 @@ def assign_upserts(
         file_id = group.column(FILE_ID_COLUMN)[0].as_py()
         file_slice = by_id[(_partition_of(group), file_id)]
         plan.update(file_slice, group.drop_columns([FILE_ID_COLUMN]))
-    inserts = rows.filter(pc.and_(pc.invert(tagged), pc.invert(rows.column(DELETE_COLUMN))))
-    candidates = small_files(slices, sizing, logs) if use_small_files else {}
+    new_rows = pc.invert(tagged)
+    if not every_change:  # deletes of keys the table does not hold change nothing
+        new_rows = pc.and_(new_rows, pc.invert(rows.column(DELETE_COLUMN)))
+    inserts = rows.filter(new_rows)
+    candidates = small_files(slices, sizing, logs, held) if use_small_files else {}
     for group in _groups(inserts, [PARTITION_PATH_FIELD]):
         partition = _partition_of(group)
         remaining = _fill_small_files(plan, group, candidates.get(partition, []), sizing)
-        for part in _split_evenly(remaining, sizing.records_per_new_file):
+        split = _split_by_key if every_change else _split_evenly
+        for part in split(remaining, sizing.records_per_new_file):
             plan.create(partition, part)
     return plan
 
@@ -160,17 +172,23 @@ def _partition_of(group: pa.Table) -> str:
 
 
 def small_files(
-    slices: list[FileSlice], sizing: Sizing, logs: LogTargets | None
+    slices: list[FileSlice],
+    sizing: Sizing,
+    logs: LogTargets | None,
+    held: Collection[tuple[str, str]] = (),
 ) -> dict[str, list[FileSlice]]:
-    """Base files inserts may top up, per partition. On merge-on-read only slices without log
-    files qualify (their keys are all in the base file, where the index looks), the smallest
-    first, at most `small_file_candidates` of them, as Apache Hudi does."""
+    """Base files inserts may top up, per partition; never a file group in `held` (a pending
+    clustering rewrites it). On merge-on-read only slices without log files qualify (their
+    keys are all in the base file, where the index looks), the smallest first, at most
+    `small_file_candidates` of them, as Apache Hudi does."""
     found: dict[str, list[FileSlice]] = {}
     for file_slice in slices:
         base = file_slice.base_file
         if base is None or base.size >= sizing.small_file_limit or not sizing.room_in(file_slice):
             continue
         key = (file_slice.partition_path, file_slice.file_id)
+        if key in held:
+            continue
         if logs is not None and (file_slice.log_files or key in logs.under_compaction):
             continue
         found.setdefault(file_slice.partition_path, []).append(file_slice)
@@ -200,6 +218,18 @@ def _split_evenly(rows: pa.Table, most_per_part: int) -> list[pa.Table]:
     parts = math.ceil(rows.num_rows / max(1, most_per_part))
     bounds = np.linspace(0, rows.num_rows, parts + 1).astype(int)
     return [rows.slice(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _split_by_key(rows: pa.Table, most_per_part: int) -> list[pa.Table]:
+    """As _split_evenly, but by the hash of the record key: all rows of a key in one part,
+    in their order."""
+    if rows.num_rows == 0:
+        return []
+    parts = math.ceil(pc.count_distinct(rows.column(RECORD_KEY_FIELD)).as_py() / most_per_part)
+    if parts <= 1:
+        return [rows]
+    slots = hash_keys(rows.column(RECORD_KEY_FIELD)).view(np.uint32) % parts
+    return [rows.filter(pa.array(slots == part)) for part in range(parts) if (slots == part).any()]
 
 
 def _groups(rows: pa.Table, columns: list[str]) -> list[pa.Table]:

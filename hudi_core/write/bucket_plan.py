@@ -12,7 +12,7 @@ make one write task.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +28,7 @@ from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import LogTargets, Sizing, small_files
 from hudi_core.write.handles import CreateTask, MergeTask
+from hudi_core.write.new_key_changes import NewKeyChangesTask
 from hudi_core.write.transaction import PlannedWork
 
 NO_BUCKET = -1  # rows that write nothing: deletes of keys the table does not hold
@@ -54,6 +55,8 @@ class BucketPlan:
     update_buckets: dict[tuple[str, str], int] = field(default_factory=dict)
     # per partition: the insert buckets and the cumulative share of new rows each takes
     insert_buckets: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # Changelog mode (write.changelog): a new key's deletes go with its other rows.
+    every_change: bool = False
 
     def route(self, rows: pa.Table, file_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """The bucket of every prepared row (NO_BUCKET for deletes of unknown keys)."""
@@ -62,7 +65,7 @@ class BucketPlan:
         if tagged.any():
             out[tagged] = self._update_buckets(rows.filter(pa.array(tagged)), file_ids, tagged)
         deletes = rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
-        new_rows = np.flatnonzero(~tagged & ~deletes)
+        new_rows = np.flatnonzero(~tagged & (self.every_change | ~deletes))
         if len(new_rows):
             out[new_rows] = self._insert_buckets(rows.take(pa.array(new_rows)))
         return out
@@ -96,7 +99,8 @@ class BucketPlan:
         """The write task of one bucket, given all its rows."""
         bucket = self.buckets[bucket_id]
         if bucket.file_slice is None:
-            return CreateTask(bucket.id, bucket.partition_path, bucket.file_id, rows)
+            new_group_task = NewKeyChangesTask if self.every_change else CreateTask
+            return new_group_task(bucket.id, bucket.partition_path, bucket.file_id, rows)
         if bucket.append:
             return AppendTask(bucket.id, bucket.file_slice, rows)
         base = bucket.file_slice.base_file
@@ -111,13 +115,15 @@ def plan_buckets(
     sizing: Sizing,
     logs: LogTargets | None = None,
     use_small_files: bool = True,
+    every_change: bool = False,
+    held: Collection[tuple[str, str]] = (),
 ) -> BucketPlan:
     """Buckets for `updates` (rows per tagged file group) and `inserts` (new rows per
     partition): small files first, as many as fit, then new file groups of even size."""
     by_id = {(s.partition_path, s.file_id): s for s in slices}
     topped_up: dict[tuple[str, str], int] = {}
     new_groups: dict[str, list[int]] = {}
-    candidates = small_files(slices, sizing, logs) if use_small_files else {}
+    candidates = small_files(slices, sizing, logs, held) if use_small_files else {}
     for partition, count in sorted(inserts.items()):
         remaining = count
         for small in candidates.get(partition, []):
@@ -129,7 +135,7 @@ def plan_buckets(
             parts = math.ceil(remaining / max(1, sizing.records_per_new_file))
             bounds = np.linspace(0, remaining, parts + 1).astype(int)
             new_groups[partition] = list(np.diff(bounds))
-    plan = BucketPlan()
+    plan = BucketPlan(every_change=every_change)
     for key in sorted(set(updates) | set(topped_up)):
         file_slice = by_id[key]
         extra = topped_up.get(key, 0)

@@ -8,7 +8,7 @@ back at once; a crash leaves it for the next write, which rolls it back before s
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,28 +18,29 @@ import pyarrow.compute as pc
 from hudi_core.config import storage_options as S
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
+from hudi_core.config.lock_options import CONCURRENCY_MODE, PROVIDER
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
-from hudi_core.errors import InvalidOptionError
+from hudi_core.errors import ConcurrentWriterError, InvalidOptionError, WriteConflictError
 from hudi_core.index import IndexContext, index_for
 from hudi_core.keygen import KeyGenerator, key_generator_for
 from hudi_core.keygen.partition import require_safe_partition_paths
 from hudi_core.lock import failed_writes_policy, table_lock
-from hudi_core.merge.record_merger import RecordMerger
+from hudi_core.merge.record_merger import is_deleting_payload, merger_for
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.partition_metadata import ensure_partition_metadata
-from hudi_core.read.file_system_view import FileSystemView
+from hudi_core.read.file_system_view import FileSystemView, pending_clustering_file_groups
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.services.heartbeat import Liveness
+from hudi_core.services.heartbeat import Liveness, write_is_alive
 from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.services.rollback import rollback_failed_writes
 from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline
-from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
+from hudi_core.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, WRITE_ACTIONS
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
     LogTargets,
@@ -89,10 +90,9 @@ class WriteClient:
         """Runs one write; returns its instant time (None for a skipped empty commit)."""
         batch = as_arrow_table(data)
         job = self.start(operation, options)
-        allow_empty = job.options.get_option(W.ALLOW_EMPTY_COMMIT)
-        if batch.num_rows == 0 and job.op != "DELETE_PARTITION" and not allow_empty:
-            return None
         rows, data_schema = job.prepare(batch)
+        if batch.num_rows == 0 and job.skips_empty_batch:
+            return None
         return job.run(rows, data_schema, extra_metadata)
 
     def start(self, operation: str, options: Mapping[str, Any] | None) -> WriteJob:
@@ -109,7 +109,9 @@ class WriteClient:
         require_no_restore_in_progress(timeline, "write")
         if failed_writes_policy(options) == "EAGER":  # single writer
             with table_lock(self.storage, options):
-                timeline = rollback_failed_writes(self.storage, timeline.reload())
+                timeline = timeline.reload()
+                _refuse_running_writers(self.storage, timeline, Liveness.from_options(options))
+                timeline = rollback_failed_writes(self.storage, timeline)
         return WriteJob(self, timeline, options, options.get_option(W.OPERATION))
 
     def _options(self, operation: str, options: Mapping[str, Any] | None) -> Options:
@@ -144,8 +146,15 @@ class WriteJob:
         self.op = op
         self.table_schema = latest_table_schema(timeline, client.config)
         self.key_generator: KeyGenerator = key_generator_for(options)
-        payload = options.get_option(W.PAYLOAD_CLASS) or options.get_option(T.PAYLOAD_CLASS)
-        self.merger = RecordMerger(payload, self.config.precombine_field)
+        self.merger = merger_for(options, self.config.precombine_field)
+        self.index = index_for(options)  # a bad hoodie.index.type fails before any instant
+        # EmptyHoodieRecordPayload as the write's payload class: every row deletes its key.
+        self.deletes_every_row = is_deleting_payload(options.get_option(W.PAYLOAD_CLASS))
+        if self.deletes_every_row and op not in ("UPSERT", "DELETE"):
+            raise InvalidOptionError(
+                f"payload class {options.get_option(W.PAYLOAD_CLASS)} deletes the keys of a "
+                f"write; a {op.lower()} does not look keys up: use operation upsert or delete"
+            )
 
     @functools.cached_property
     def sizing(self) -> Sizing:
@@ -165,11 +174,41 @@ class WriteJob:
     @property
     def combine(self) -> bool:
         """Whether duplicate keys of the batch are pre-combined (per operation, as Hudi)."""
-        if self.op == "DELETE":
+        if self.op == "DELETE" or self.deletes_every_row:
             return self.options.get_option(W.COMBINE_BEFORE_DELETE)
+        if self.keeps_every_change:
+            return False
         if self.op == "UPSERT":
             return self.options.get_option(W.COMBINE_BEFORE_UPSERT)
         return self.options.get_option(W.COMBINE_BEFORE_INSERT)
+
+    @property
+    def skips_empty_batch(self) -> bool:
+        """Whether an empty batch writes nothing at all: a bulk_insert of nothing is no commit;
+        other operations commit empty unless hoodie.allow.empty.commit=false (delete_partition
+        names its partitions in an option)."""
+        if self.op == "BULK_INSERT":
+            return True
+        return self.op != "DELETE_PARTITION" and not self.options.get_option(W.ALLOW_EMPTY_COMMIT)
+
+    @property
+    def keeps_every_change(self) -> bool:
+        """Changelog mode on merge-on-read: an upsert keeps every change of a key in the batch,
+        in batch order, as Apache Hudi's Flink writer does with changelog.enabled (unless
+        hoodie.combine.before.upsert is set). See write.changelog."""
+        return (
+            self.config.changelog
+            and self.mor
+            and self.op == "UPSERT"
+            and not self.deletes_every_row
+            and not self.options.is_set(W.COMBINE_BEFORE_UPSERT)
+        )
+
+    @property
+    def tops_up_small_files(self) -> bool:
+        """Whether inserts may go into existing small files: not when every change is kept
+        (a merge into a base file keeps one version of a key)."""
+        return not self.keeps_every_change
 
     @property
     def shuffle_parallelism(self) -> int:
@@ -189,8 +228,14 @@ class WriteJob:
 
     @property
     def preparer(self) -> BatchPreparer:
+        operation = "DELETE" if self.deletes_every_row else self.op
         return BatchPreparer(
-            self.op, self.table_schema, self.key_generator, self.merger, self.options
+            operation,
+            self.table_schema,
+            self.key_generator,
+            self.merger,
+            self.options,
+            self.config.changelog,
         )
 
     def prepare(self, batch: pa.Table) -> tuple[pa.Table, pa.Schema | None]:
@@ -241,14 +286,38 @@ class WriteJob:
         if self.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
             return self._plan_overwrite(rows, slices, sizing)
         file_ids = self._tag(rows, slices)
+        held = self.held_by_clustering
         if self.op == "INSERT":
             if self.options.get_option(W.INSERT_DROP_DUPLICATES):
                 rows = rows.filter(pc.is_null(file_ids))
-            plan = assign_upserts(rows, _untagged(rows), slices, sizing, logs=logs)
+            plan = assign_upserts(rows, _untagged(rows), slices, sizing, logs=logs, held=held)
             keep_duplicates = self.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
             return _Plan(plan.tasks(match_keys=not keep_duplicates), None)
-        plan = assign_upserts(rows, file_ids, slices, sizing, logs=logs)
+        self.refuse_updates_under_clustering(_tagged_groups(rows, file_ids))
+        keep = self.keeps_every_change
+        plan = assign_upserts(rows, file_ids, slices, sizing, not keep, logs, keep, held)
         return _Plan(plan.tasks(), None)
+
+    @functools.cached_property
+    def held_by_clustering(self) -> set[tuple[str, str]]:
+        """File groups a pending clustering plan rewrites (one Apache Hudi scheduled, say): a
+        write may neither update them nor top them up with inserts, as the clustering would
+        replace them without the change."""
+        return pending_clustering_file_groups(self.timeline)
+
+    def refuse_updates_under_clustering(self, groups: Iterable[tuple[str, str]]) -> None:
+        """Apache Hudi's default update strategy for file groups under pending clustering:
+        the write fails (and rolls back) rather than lose its updates when the clustering
+        completes."""
+        held = sorted(self.held_by_clustering.intersection(groups))
+        if held:
+            shown = ", ".join(f"{p or '(no partition)'}/{f}" for p, f in held[:3])
+            more = f" and {len(held) - 3} more" if len(held) > 3 else ""
+            raise WriteConflictError(
+                f"the write updates file groups a pending clustering rewrites ({shown}{more}): "
+                "the clustering would replace them without these updates; the write is "
+                "rolled back, retry it once the clustering has completed"
+            )
 
     def _plan_overwrite(self, rows: pa.Table, slices: list[FileSlice], sizing: Sizing) -> _Plan:
         if self.op == "INSERT_OVERWRITE_TABLE":
@@ -266,7 +335,7 @@ class WriteJob:
             self.storage, self.engine, slices, self.key_generator, self.config.populate_meta_fields
         )
         keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
-        return index_for(self.options).tag(context, keys)
+        return self.index.tag(context, keys)
 
     def partitions_to_delete(self, batch: pa.Table) -> set[str]:
         """The partition paths delete_partition replaces; refuses unsafe listed paths."""
@@ -316,8 +385,34 @@ class WriteJob:
         )
 
 
+def _refuse_running_writers(storage: Storage, timeline: ActiveTimeline, liveness: Liveness) -> None:
+    """Single-writer mode rolls back every pending write before a new one, as Apache Hudi's
+    EAGER policy does; a pending write whose writer still beats is another writer at work,
+    whose files that rollback would delete."""
+    for pending in timeline.pending(WRITE_ACTIONS):
+        if write_is_alive(storage, pending.timestamp, liveness):
+            raise ConcurrentWriterError(
+                f"another writer is active on this table: {pending.action} "
+                f"{pending.timestamp} is in flight and its writer is alive. In single-writer "
+                f"mode ({CONCURRENCY_MODE.key}=SINGLE_WRITER, the default) one writer may "
+                "run at a time; to let writers overlap, give every writer "
+                f"{CONCURRENCY_MODE.key}=optimistic_concurrency_control and a lock provider "
+                f"they all share ({PROVIDER.key}=file_system or database)"
+            )
+
+
 def run_task(task: CreateTask | MergeTask | AppendTask, settings: WriteSettings) -> list[WriteStat]:
     return task.run(settings)
+
+
+def _tagged_groups(rows: pa.Table, file_ids: pa.Array) -> set[tuple[str, str]]:
+    """(partition, file id) of the file groups the tagged rows update."""
+    tagged = pc.is_valid(file_ids)
+    pairs = pa.table(
+        {"p": rows.column(PARTITION_PATH_FIELD).filter(tagged), "f": file_ids.filter(tagged)}
+    )
+    unique = pairs.group_by(["p", "f"]).aggregate([])
+    return set(zip(unique["p"].to_pylist(), unique["f"].to_pylist(), strict=True))
 
 
 def _untagged(rows: pa.Table) -> pa.Array:

@@ -37,15 +37,15 @@ from hudi_core.schema.meta_fields import (
     COMMIT_SEQNO_FIELD,
     COMMIT_TIME_FIELD,
     FILE_NAME_FIELD,
+    INSERT_OPERATION,
     META_FIELDS,
     OPERATION_FIELD,
     PARTITION_PATH_FIELD,
     RECORD_KEY_FIELD,
+    UPDATE_OPERATION,
 )
 from hudi_core.storage import Storage
 from hudi_core.write.markers import Markers
-
-INSERT, UPDATE, DELETE = "I", "U", "D"  # Apache Hudi's names in `_hoodie_operation`
 
 
 @dataclass(frozen=True)
@@ -104,9 +104,12 @@ class CreateTask:
         return self.rows.num_rows if self.order is None else len(self.order)
 
     def run(self, settings: WriteSettings) -> list[WriteStat]:
-        started = time.monotonic()
         rows = self.rows if self.order is None else self.rows.take(self.order)
-        rows = _drop_deletes(rows)
+        return self.write_files(_drop_deletes(rows), settings)
+
+    def write_files(self, rows: pa.Table, settings: WriteSettings) -> list[WriteStat]:
+        """New base files of `rows`, in order; one write stat per file."""
+        started = time.monotonic()
         stats: list[WriteStat] = []
         offset, bytes_per_row = 0, float(settings.record_size)
         while offset < rows.num_rows:
@@ -223,10 +226,10 @@ def _merge_plan(
     """The new file version: stored rows in place (merged with their incoming version, or
     dropped when it deletes them), then incoming rows for keys the file did not hold."""
     keys = incoming.column(RECORD_KEY_FIELD)
-    operation: str | pa.Array = INSERT
+    operation: str | pa.Array = INSERT_OPERATION
     if settings.changelog and match_keys:
         stored_before = pc.is_in(keys, value_set=settings.stored_keys(stored))
-        operation = pc.if_else(stored_before, UPDATE, INSERT)
+        operation = pc.if_else(stored_before, UPDATE_OPERATION, INSERT_OPERATION)
     fresh = with_meta(incoming, settings, task_id, _file_of(path), 0, operation)
     versions = with_delete_columns(fresh, incoming)
     outcome = merge_into(
@@ -274,7 +277,7 @@ def with_meta(
     task_id: int,
     file: FileIdentity,
     first_position: int,
-    operation: str | pa.Array = INSERT,
+    operation: str | pa.Array = INSERT_OPERATION,
 ) -> pa.Table:
     """New rows in the writer schema, meta columns filled for a write at this instant.
 
@@ -302,11 +305,12 @@ def with_meta(
 
 
 def _operations(rows: pa.Table, operation: str | pa.Array) -> pa.ChunkedArray:
-    ops = constant_strings(operation, rows.num_rows) if isinstance(operation, str) else operation
+    if isinstance(operation, str):
+        operation = constant_strings(operation, rows.num_rows)
+    ops = operation if isinstance(operation, pa.ChunkedArray) else pa.chunked_array([operation])
     if OPERATION_FIELD in rows.column_names:  # changes a CDC source spelled out itself
-        given = pc.replace_substring_regex(rows.column(OPERATION_FIELD), r"^\+U$", UPDATE)
-        return pc.coalesce(given, ops)
-    return pa.chunked_array([ops])
+        return pc.coalesce(rows.column(OPERATION_FIELD), ops)
+    return ops
 
 
 def as_rows_of(stored: pa.Table, path: str, settings: WriteSettings) -> pa.Table:

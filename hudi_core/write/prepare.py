@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_core.config.option import Options
-from hudi_core.errors import HudiError
+from hudi_core.errors import HudiError, SchemaError
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import (
     DELETE_COLUMN,
@@ -22,7 +23,13 @@ from hudi_core.merge.record_merger import (
     is_delete_mask,
 )
 from hudi_core.schema.evolution import cast_batch_to_schema, deduce_writer_schema
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, is_meta_field
+from hudi_core.schema.meta_fields import (
+    OPERATION_FIELD,
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+    is_meta_field,
+)
+from hudi_core.write.changelog import batch_operations, removes
 
 
 @dataclass
@@ -53,43 +60,56 @@ def prepare_rows(
     key_generator: KeyGenerator,
     merger: RecordMerger,
     options: Options,
-    combine: bool,
+    changelog: bool = False,
 ) -> PreparedBatch:
-    """Validates `batch` against the table and adds keys; pre-combines when `combine`.
+    """Validates `batch` against the table and adds keys and delete flags.
 
     Keys and the ordering field are checked first: a batch without them is wrong whatever
-    its other columns, and the error should say so.
+    its other columns, and the error should say so. In changelog mode a batch's own
+    `_hoodie_operation` stays with its rows (its -U and D rows delete).
     """
+    operations = batch_operations(batch)
+    if operations is not None and not changelog:
+        _refuse_changes(operations)
+        operations = None
     batch = _without_meta_columns(batch)
     merger.require_ordering_field(batch.schema)
-    keys = _keys(batch, key_generator, is_delete_mask(batch))
+    deleted = is_delete_mask(batch)
+    if operations is not None:
+        removed = removes(operations)
+        deleted = removed if deleted is None else pc.or_(deleted, removed)
+    keys = _keys(batch, key_generator, deleted)
     data_schema = deduce_writer_schema(table_schema, batch.schema, options)
     rows = _append(cast_batch_to_schema(batch, data_schema), keys)
-    if combine:
-        rows = merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])
+    if operations is not None:
+        rows = rows.append_column(OPERATION_FIELD, operations)
     return PreparedBatch(rows, data_schema)
 
 
+def _refuse_changes(operations: pa.ChunkedArray) -> None:
+    """A table not in changelog mode has no `_hoodie_operation`: a batch's -U and D rows would
+    silently become upserts there."""
+    removing = removes(operations)
+    if pc.any(removing).as_py():
+        raise SchemaError(
+            f"the batch's {OPERATION_FIELD} column marks {pc.sum(removing).as_py()} rows as "
+            "-U or D, but the table is not in changelog mode (created without "
+            "hoodie.allow.operation.metadata.field=true), where they would be written as "
+            "upserts; write them with operation delete, or drop the column"
+        )
+
+
 def prepare_deletes(
-    batch: pa.Table,
-    table_schema: pa.Schema | None,
-    key_generator: KeyGenerator,
-    merger: RecordMerger,
-    combine: bool,
+    batch: pa.Table, table_schema: pa.Schema | None, key_generator: KeyGenerator
 ) -> pa.Table:
     """Keys to delete: only the key and partition fields need to be in the batch. Columns of
     the table it does carry are kept (typed as the table's), for changelog records."""
     batch = _without_meta_columns(batch)
     keys = _keys(batch, key_generator, None, delete_all=True)
     known = [f for f in table_schema or [] if f.name in batch.column_names]
-    rows = _append(
+    return _append(
         cast_batch_to_schema(batch.select([f.name for f in known]), pa.schema(known)), keys
     )
-    if combine:
-        rows = RecordMerger(merger.payload_class, None).precombine(
-            rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
-        )
-    return rows
 
 
 def _keys(
@@ -135,24 +155,35 @@ class BatchPreparer:
     key_generator: KeyGenerator
     merger: RecordMerger
     options: Options
+    changelog: bool = False  # the table keeps `_hoodie_operation`, a batch's own included
 
     def prepare(self, batch: pa.Table, combine: bool) -> tuple[pa.Table, pa.Schema | None]:
-        """Keyed, validated rows and the data schema they commit."""
+        """Keyed, validated rows (duplicate keys pre-combined when `combine`) and the data
+        schema they commit."""
         if self.operation == "DELETE_PARTITION":
             return batch, self.table_schema
         if self.operation == "DELETE":
-            rows = prepare_deletes(
-                batch, self.table_schema, self.key_generator, self.merger, combine
+            rows = prepare_deletes(batch, self.table_schema, self.key_generator)
+            schema = self.table_schema
+        else:
+            prepared = prepare_rows(
+                batch,
+                self.table_schema,
+                self.key_generator,
+                self.merger,
+                self.options,
+                self.changelog,
             )
-            return rows, self.table_schema
-        prepared = prepare_rows(
-            batch, self.table_schema, self.key_generator, self.merger, self.options, combine
-        )
-        return prepared.rows, prepared.data_schema
+            rows, schema = prepared.rows, prepared.data_schema
+        return (self.precombine(rows) if combine else rows), schema
 
     def precombine(self, rows: pa.Table) -> pa.Table:
-        """Duplicate keys among prepared rows reduced to one, as `prepare` does with combine."""
+        """Duplicate keys among prepared rows reduced to one, as `prepare` does with combine.
+
+        Deletes by operation carry no ordering value, and a batch of changes (with its own
+        `_hoodie_operation`) is in the order they happened: there the last row of a key wins.
+        """
         merger = self.merger
-        if self.operation == "DELETE":  # deletes carry no ordering value: the last one wins
+        if self.operation == "DELETE" or OPERATION_FIELD in rows.column_names:
             merger = RecordMerger(merger.payload_class, None)
         return merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])

@@ -12,6 +12,7 @@ at once; a crash leaves it for the next writer (or a LAZY clean) to roll back.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import REPLACE_COMMIT
 from hudi_core.write.markers import Markers
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -131,8 +134,8 @@ def write_transaction(
             yield transaction
             if not transaction.completed:
                 raise HudiError(f"write {instant_time} ended without completing")
-        except BaseException:
-            _roll_back_quietly(storage, timeline, instant_time, lock)
+        except BaseException as failure:
+            _roll_back_after(failure, storage, timeline, instant_time, lock)
             raise
     Markers(storage, instant_time).delete_all()
 
@@ -168,15 +171,25 @@ def _replaced(replaced: dict[str, list[str]] | None) -> set[tuple[str, str]]:
     return {(p, file_id) for p, file_ids in (replaced or {}).items() for file_id in file_ids}
 
 
-def _roll_back_quietly(
-    storage: Storage, timeline: ActiveTimeline, instant_time: str, lock: TableLock
+def _roll_back_after(
+    failure: BaseException,
+    storage: Storage,
+    timeline: ActiveTimeline,
+    instant_time: str,
+    lock: TableLock,
 ) -> None:
-    """Best effort: undo a write that failed in this process; else the next write will."""
+    """Undoes a write that failed in this process. If that fails too, the write stays pending
+    for the next writer (or a LAZY clean) to roll back: the rollback's own failure is logged
+    with its traceback and noted on the write's failure, which the caller sees."""
     try:
         with lock:
             current = timeline.reload()
             failed = current.find(instant_time)
             if failed is not None and not failed.is_completed:
                 rollback_instant(storage, current, failed)
-    except (HudiError, OSError):
-        pass
+    except Exception as rollback_error:
+        _LOG.exception("rolling back the failed write %s failed too", instant_time)
+        failure.add_note(
+            f"rolling back the failed write {instant_time} failed too "
+            f"({type(rollback_error).__name__}: {rollback_error}); the next write rolls it back"
+        )

@@ -16,14 +16,14 @@ from pyspark import RDD, TaskContext, cloudpickle
 from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
 
 from hudi_core import HudiTable
-from hudi_core.errors import RecordKeyError
+from hudi_core.errors import RecordKeyError, WriteConflictError
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD, is_meta_field
 from spark_jobs import writer as spark_writer
 from spark_jobs.writer import SparkWriter
-from tests import oracle
+from tests import cdc, oracle
 from tests.datagen import trips
-from tests.tables import create_trips_table, data_files
+from tests.tables import create_trips_table, data_files, request_clustering
 
 pytestmark = pytest.mark.spark
 
@@ -32,6 +32,7 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 NO_SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}
 IS_DELETED = "_hoodie_is_deleted"
+PAYLOAD = "hoodie.datasource.write.payload.class"
 
 
 class Pair:
@@ -396,3 +397,65 @@ def test_a_null_record_key_fails_and_leaves_the_table_unchanged(spark, tmp_path)
     assert after[1] == before[1], "no instant was requested"
     assert after[0].equals(before[0])
     assert data_files(path) == files
+
+
+@pytest.mark.parametrize(
+    ("table_type", "payload"),
+    [
+        ("COPY_ON_WRITE", "org.apache.hudi.common.model.EmptyHoodieRecordPayload"),
+        ("MERGE_ON_READ", "org.apache.hudi.EmptyHoodieRecordPayload"),  # Flink docs' spelling
+    ],
+)
+def test_an_upsert_with_the_empty_payload_deletes_its_keys(spark, tmp_path, table_type, payload):
+    pair = Pair(spark, tmp_path, table_type, NO_SMALL_FILES)
+    pair.seed(trips(list(range(12)), seed=1, ts=5))
+    # Lower ordering values than stored, and a key the table does not hold: an empty payload
+    # deletes whatever the stored record says, and deleting a missing key does nothing.
+    pair.write(trips([1, 5, 7, 400], seed=2, ts=1), "upsert", {PAYLOAD: payload})
+    keys = set(pair.snapshot()["uuid"].to_pylist())
+    assert keys == {f"key-{k:06d}" for k in range(12) if k not in (1, 5, 7)}
+    pair.assert_same_contents("after the deleting upsert")
+
+
+def test_a_cdc_batch_into_a_changelog_table_keeps_every_change_as_locally(spark, tmp_path):
+    def create(name: str) -> HudiTable:
+        return HudiTable.create(
+            str(tmp_path / name),
+            name="cdc",
+            table_type="MERGE_ON_READ",
+            record_key_fields=["id"],
+            partition_fields=["p"],
+            precombine_field="ts",
+            options={"hoodie.allow.operation.metadata.field": "true", **NO_SMALL_FILES},
+        )
+
+    spark_table, local = create("spark"), create("local")
+    firsts = [t.write(cdc.stored_batch()) for t in (spark_table, local)]
+    # One Spark partition: the batch's order is the order of the changes.
+    df = spark.createDataFrame(cdc.cdc_batch(cdc.CDC)).coalesce(1)
+    seconds = [SparkWriter(spark, spark_table).write(df), local.write(cdc.cdc_batch(cdc.CDC))]
+    changelog = {"hoodie.datasource.read.changelog.enabled": "true"}
+    reads = [
+        table.read(query_type="incremental", begin=first, end=second, options=changelog)
+        for table, first, second in zip((spark_table, local), firsts, seconds, strict=True)
+    ]
+    changes = [
+        cdc.by_key([(r["id"], r["_hoodie_operation"], r["ts"], r["v"]) for r in read.to_pylist()])
+        for read in reads
+    ]
+    assert changes[0] == changes[1] == cdc.by_key(cdc.CDC)
+    snapshot = HudiTable.open(spark_table.storage.base_path).read()
+    assert {r["id"]: r["v"] for r in snapshot.to_pylist()} == cdc.latest_states(cdc.CDC)
+    oracle.assert_same_table(snapshot, oracle.snapshot(spark_table.storage.base_path))
+
+
+def test_updates_of_file_groups_under_pending_clustering_are_refused(spark, tmp_path):
+    pair = Pair(spark, tmp_path, "COPY_ON_WRITE", NO_SMALL_FILES)
+    pair.seed(trips(list(range(6)), seed=1, ts=1, cities=["chennai", "sao_paulo"]))
+    request_clustering(pair.spark_path, "chennai")
+    files = data_files(pair.spark_path)
+    batch = trips([0, 1, 2, 3], seed=2, ts=2, cities=["chennai", "sao_paulo"])
+    with pytest.raises(WriteConflictError, match="pending clustering rewrites .*chennai/"):
+        pair.writer.write(spark.createDataFrame(batch), "upsert")
+    assert data_files(pair.spark_path) == files
+    assert all(i.action != "commit" or i.is_completed for i in pair.writer.table.timeline())

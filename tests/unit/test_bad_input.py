@@ -110,3 +110,15 @@ def test_creating_over_an_existing_table_is_refused(table):
 def test_a_table_needs_a_record_key(tmp_path):
     with pytest.raises(InvalidOptionError, match="record key"):
         HudiTable.create(str(tmp_path / "x"), name="x")
+
+
+def test_an_empty_bulk_insert_writes_nothing_at_all(table, tmp_path):
+    types = {"uuid": pa.string(), "city": pa.string(), "ts": pa.int64(), "fare": pa.float64()}
+    empty = pa.table({name: pa.array([], kind) for name, kind in types.items()})
+    before = _files(table)
+    assert table.write(empty, "bulk_insert") is None
+    assert _files(table) == before
+    new = HudiTable.create(str(tmp_path / "new"), name="new", record_key_fields=["uuid"])
+    fresh = _files(new)
+    assert new.write(empty, "bulk_insert") is None
+    assert _files(new) == fresh and new.timeline() == []

@@ -26,7 +26,7 @@ from hudi_core.services import cleaner
 from hudi_core.timeline import ActiveTimeline, State, avro_metadata
 from hudi_core.timeline.instant_time import parse_instant_time
 from tests import datagen, oracle
-from tests.killed_writer import ROOT, kill_during_write
+from tests.killed_writer import ROOT, beating_elsewhere, kill_during_write
 from tests.tables import create_trips_table
 
 # Keys that datagen (and the killed writer) put in one partition: one small file group there.
@@ -466,7 +466,7 @@ def test_lazy_policy_leaves_crashed_writes_to_the_clean_once_their_heartbeat_exp
     assert failed in table.timeline()
     heartbeat = Path(path, ".hoodie", ".heartbeat", failed.timestamp)
 
-    heartbeat.touch()  # beating: the writer may still be running
+    beating_elsewhere(heartbeat)  # the writer may still be running, on another machine
     # Left alone, and the pending write holds the window back: c1, before it, is retained.
     assert table.clean() is None
     assert failed in table.timeline()
@@ -563,7 +563,9 @@ def test_a_clean_killed_mid_delete_leaves_a_readable_table_and_is_resumed(tmp_pa
     assert len(_slices(path)) == 5  # one of the three planned files went
     _assert_reads_as_before(table, path, before)
 
-    with pytest.raises(ConcurrentServiceError):  # its attempt may still be beating
+    attempt = next((Path(path) / ".hoodie" / ".aux" / ".attempts" / clean_time).iterdir())
+    beating_elsewhere(attempt)  # its attempt may still be beating, on another machine
+    with pytest.raises(ConcurrentServiceError):
         table.clean()
     time.sleep(0.3)
     table.clean(FAST_HEARTBEAT)

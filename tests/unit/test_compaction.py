@@ -41,8 +41,8 @@ from hudi_core.timeline import ActiveTimeline, avro_metadata
 from hudi_core.write import bucket_assigner, client
 from hudi_core.write.append_task import AppendTask
 from tests import datagen, oracle
-from tests.killed_writer import ROOT, kill_during_write
-from tests.tables import create_trips_table, data_files
+from tests.killed_writer import ROOT, beating_elsewhere, kill_during_write
+from tests.tables import create_trips_table, data_files, request_clustering
 
 MB = 1024 * 1024
 KEYS = list(range(40))  # ten keys per city: key k lives in datagen.CITIES[k % 4]
@@ -270,26 +270,13 @@ def test_file_groups_of_pending_compactions_and_clusterings_are_not_planned(tmp_
     _deltas(table, 5)
     chennai = table.compaction.schedule({REGEX: CH})
     assert _planned_partitions(path, chennai) == [CH]
-    ny_base = next((Path(path) / NY).glob("*.parquet")).name
-    _request_clustering(path, NY, BaseFileName.parse(ny_base).file_id, ny_base)
+    request_clustering(path, NY)
 
     rest = table.compaction.schedule()
     assert sorted(_planned_partitions(path, rest)) == sorted([SF, SP])
     assert table.compaction.pending() == [chennai, rest]
     # Still due, but every file group with log files is taken.
     assert table.compaction.schedule() is None
-
-
-def _request_clustering(path: str, partition: str, file_id: str, base_name: str) -> str:
-    timeline = _timeline(path)
-    instant = timeline.new_instant_time()
-    slice_info = {"dataFilePath": f"{partition}/{base_name}", "fileId": file_id}
-    plan = {"inputGroups": [{"slices": [{**slice_info, "partitionPath": partition}]}]}
-    content = avro_metadata.serialize(
-        "HoodieRequestedReplaceMetadata", {"operationType": "CLUSTER", "clusteringPlan": plan}
-    )
-    timeline.create_requested("replacecommit", instant, content)
-    return instant
 
 
 # ---- strategies
@@ -756,7 +743,9 @@ def test_compaction_killed_before_its_commit_reads_unchanged_and_is_redone(tmp_p
     assert _states(table)[-1] == ("compaction", "INFLIGHT")
     oracle.assert_same_table(table.read(), before, "ours ignores the partial base files")
     oracle.assert_same_table(oracle.snapshot(path), before, "hudi-rs ignores them too")
-    with pytest.raises(ConcurrentServiceError):  # by the default heartbeat, it may still run
+    attempt = next((Path(path) / ".hoodie" / ".aux" / ".attempts" / planned).iterdir())
+    beating_elsewhere(attempt)  # by the default heartbeat, it may still run on another machine
+    with pytest.raises(ConcurrentServiceError):
         table.compaction.run()
 
     time.sleep(0.3)  # the dead attempt's heartbeat (100 ms, 2 misses) has expired
@@ -856,7 +845,7 @@ def test_scheduling_waits_for_a_live_write_and_rolls_back_a_dead_one(tmp_path):
     kill_during_write(path, "deltacommit", "COMPLETED", KEYS[::2])
     (failed,) = [i for i in table.timeline() if not i.is_completed]
     heartbeat = Path(path) / ".hoodie" / ".heartbeat" / failed.timestamp
-    heartbeat.touch()  # beating, as far as anyone can tell
+    beating_elsewhere(heartbeat)  # beating, as far as anyone can tell
 
     with pytest.raises(ConcurrentServiceError, match=failed.timestamp):
         table.compaction.schedule()  # alive for two minutes by the default heartbeat

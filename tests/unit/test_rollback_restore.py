@@ -629,7 +629,7 @@ def _failed_write(table: HudiTable, keys: list[int], seed: int) -> str:
             return original(self, instant, state, content)
 
         patch.setattr(ActiveTimeline, "transition", failing)
-        patch.setattr(transaction, "_roll_back_quietly", lambda *args: None)
+        patch.setattr(transaction, "_roll_back_after", lambda *args: None)
         with pytest.raises(OSError, match="writer lost"):
             table.write(datagen.trips(keys, seed=seed, ts=seed), "upsert")
     (failed,) = [i for i in table.timeline() if not i.is_completed and i.action == "deltacommit"]
