@@ -1,4 +1,5 @@
-"""File access under a table's base path, through pyarrow.fs (local, S3, HDFS, GCS by URI).
+"""File access under a table's base path, through pyarrow.fs (local, s3://, hdfs://, gs:// by
+URI; Hadoop's s3a:// is not understood yet).
 
 Every path handed to or returned by `Storage` is relative to the table's base path and
 uses '/' separators, as Hudi's metadata does.

@@ -1,3 +1,3 @@
 """Spark for hudi_core: the engine adapter, the distributed writer, a data source, and one
 spark-submit entry point per table service (ingest, compact, clean, archive, rollback,
-savepoint, restore)."""
+savepoint, restore, hive_sync)."""

@@ -6,8 +6,8 @@
 
 Spark puts the zip first on the driver's and every executor's Python path, so the code the
 jobs run is the code in the zip; the executors' interpreter only needs the third-party
-dependencies (pyarrow, fastavro, numpy, jproperties, pandas). The zip is reproducible: the
-same sources give the same bytes, so a deployment can compare checksums.
+dependencies (pyarrow, fastavro, numpy, jproperties, sqlalchemy, pandas). The zip is
+reproducible: the same sources give the same bytes, so a deployment can compare checksums.
 """
 
 from __future__ import annotations

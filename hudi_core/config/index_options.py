@@ -6,7 +6,8 @@ INDEX_TYPE = ConfigOption(
     "hoodie.index.type",
     "SIMPLE",
     "How incoming keys are matched to existing file groups: SIMPLE joins against the keys "
-    "stored in base files, BLOOM prunes files with their footer bloom filter and key range first.",
+    "stored in base files, BLOOM prunes files with their footer bloom filter and key range first "
+    "(the Spark writer always joins as SIMPLE does).",
     choices=("SIMPLE", "BLOOM"),
 )
 BLOOM_FILTER_TYPE = ConfigOption(

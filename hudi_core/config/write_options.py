@@ -165,8 +165,9 @@ MERGE_ALLOW_DUPLICATE_ON_INSERTS = ConfigOption(
 ALLOW_OPERATION_METADATA_FIELD = ConfigOption(
     "hoodie.allow.operation.metadata.field",
     False,
-    "Changelog mode: records carry _hoodie_operation (I, U, D; -U from a CDC source) and "
-    "merge-on-read logs keep every change for incremental changelog reads. Kept as a table "
+    "Changelog mode: records carry _hoodie_operation (I, -U, U, D; a batch may bring its own, "
+    "as a CDC source emits them). Merge-on-read keeps every change of a batch for incremental "
+    "changelog reads (until compaction), copy-on-write each key's last change. Kept as a table "
     "property once a table is created with it.",
     parse=parse_bool,
 )

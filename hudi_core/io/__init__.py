@@ -1,1 +1,2 @@
-"""Reading and writing the files under a Hudi table: base files, their footers and filters."""
+"""Reading and writing the files under a Hudi table: base files (their footers
+and bloom filters) and the Hudi log format."""

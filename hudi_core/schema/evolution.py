@@ -12,7 +12,8 @@ Follows Apache Hudi 0.14's default write path (reconciliation off, canonicalizat
 - a column is nullable if either side says so; new columns are added (after the table's own, in
   batch order) and must be nullable unless hoodie.datasource.write.new.columns.nullable is set;
 - a table column the batch lacks fails the write, unless hoodie.write.set.null.for.missing.columns
-  keeps it (filled with nulls) or ...allow.auto.evolution.column.drop drops it;
+  (or hoodie.datasource.write.reconcile.schema) keeps it (filled with nulls) or
+  ...allow.auto.evolution.column.drop drops it;
 - structs, list elements and map values are reconciled field by field, recursively.
 
 Timestamps differing only in unit or zone keep the table's unit (values truncate like Spark's).

@@ -1,1 +1,2 @@
-"""Table services: rollback (and later compaction, cleaning, archival, savepoints, clustering)."""
+"""Table services: compaction, cleaning, archival, rollback, savepoints and restore, and the
+removal of Apache Hudi's metadata table (no clustering or bootstrap yet)."""

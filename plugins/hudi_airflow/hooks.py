@@ -5,9 +5,9 @@ The base path and hoodie.* options come from the task's parameters, or from an A
 connection of type `hudi`: its host (or extra `base_path`) is the base path, its extra
 `options` a mapping of hoodie.* options. Parameters win over the connection.
 
-Without a lock provider configured, tables use the database lock on Airflow's own metadata
-database, with optimistic concurrency: ingestion, compaction planning and the other services
-run as separate tasks (separate processes) that may overlap.
+Without a lock provider configured, tables use the database lock (HUDI_LOCK_DB_URL, else
+Airflow's own metadata database), with optimistic concurrency: ingestion, compaction planning
+and the other services run as separate tasks (separate processes) that may overlap.
 """
 
 from __future__ import annotations
