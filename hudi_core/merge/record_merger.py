@@ -214,7 +214,7 @@ def _after_last_reset(versions: pa.Table, key_columns: list[str]) -> pa.Table:
     natural = pc.fill_null(versions.column(NATURAL_COLUMN), False)
     if not pc.any(natural).as_py():
         return versions
-    codes = _group_codes(versions, key_columns)
+    codes = group_codes(versions, key_columns)
     seq = versions.column(SEQ_COLUMN).to_numpy()
     is_reset = natural.to_numpy(zero_copy_only=False)
     last_reset = np.full(codes.max() + 1, np.iinfo(np.int64).min)
@@ -222,7 +222,8 @@ def _after_last_reset(versions: pa.Table, key_columns: list[str]) -> pa.Table:
     return versions.filter(pa.array(seq >= last_reset[codes]))
 
 
-def _group_codes(table: pa.Table, key_columns: list[str]) -> np.ndarray:
+def group_codes(table: pa.Table, key_columns: list[str]) -> np.ndarray:
+    """A number per row, equal for rows with equal values in `key_columns`."""
     key = table.column(key_columns[0])
     if len(key_columns) > 1:
         key = pc.binary_join_element_wise(*[table.column(c) for c in key_columns], "\x00")

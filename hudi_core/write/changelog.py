@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.errors import SchemaError
-from hudi_core.merge.record_merger import DELETE_COLUMN
+from hudi_core.merge.record_merger import DELETE_COLUMN, group_codes
 from hudi_core.schema.meta_fields import (
     DELETE_OPERATION,
     INSERT_OPERATION,
@@ -92,9 +92,4 @@ def split_new_keys(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
 
 
 def _key_codes(rows: pa.Table) -> np.ndarray:
-    key = pc.binary_join_element_wise(
-        rows.column(PARTITION_PATH_FIELD), rows.column(RECORD_KEY_FIELD), "\x00"
-    )
-    if isinstance(key, pa.ChunkedArray):
-        key = key.combine_chunks()
-    return pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return group_codes(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])
