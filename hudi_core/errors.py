@@ -42,12 +42,22 @@ class RecordKeyError(HudiError):
     """Key generation failed: a record key or partition field is missing or null."""
 
 
+class QueryError(HudiError):
+    """A read asks for what the table cannot answer: a column it does not have, a filter
+    with an unknown operator, or a filter value that does not fit its column's type."""
+
+
 class PrecombineFieldError(HudiError):
     """The precombine (ordering) field is missing from an input batch."""
 
 
 class TimelineError(HudiError):
     """An instant transition is not allowed (already exists, wrong state, time not increasing)."""
+
+
+class InstantTimeError(TimelineError, ValueError):
+    """A text is not an instant time (yyyyMMddHHmmssSSS, or a date-time where one is accepted);
+    a ValueError too, as parsing a malformed value is."""
 
 
 class CorruptFileError(HudiError):
@@ -72,7 +82,9 @@ class ConcurrentWriterError(HudiError):
 
 
 class ServiceError(HudiError):
-    """A table service cannot run as asked (nothing to run, or the table forbids it)."""
+    """A table service (compaction, clean, archival, rollback, savepoint, restore) cannot run
+    as asked: nothing to run, or the table's state forbids it (a pending restore blocks every
+    change until it is run again)."""
 
 
 class LockError(HudiError):
@@ -87,6 +99,17 @@ class WriteConflictError(HudiError):
 class SyncError(HudiError):
     """Hive metastore sync or partition commit failed: a bad identifier, a schema change Hive
     cannot follow, or the metastore refused an operation."""
+
+
+class PathOutsideTableError(HudiError):
+    """A location (in a plan, or registered in a metastore) is not under the table's base
+    path, so this table cannot own the file or folder it names."""
+
+
+class InternalError(HudiError):
+    """hudi_core broke one of its own invariants: a bug to report, not a problem with the
+    table or the input. The write or service was stopped (and rolled back) before it
+    committed anything inconsistent."""
 
 
 class PartitionPathError(RecordKeyError):

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass
+from typing import cast
 
 import pyarrow.fs as pafs
+
+from hudi_core.errors import PathOutsideTableError
 
 
 @dataclass(frozen=True)
@@ -61,14 +64,14 @@ class Storage:
         for prefix in (*prefixes, self.base_path):
             if location.startswith(prefix + "/"):
                 return location[len(prefix) + 1 :]
-        raise ValueError(f"{location} is not under the table at {self.base_uri}")
+        raise PathOutsideTableError(f"{location} is not under the table at {self.base_uri}")
 
     def exists(self, relative: str) -> bool:
-        return self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound
+        return bool(self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound)
 
     def read_bytes(self, relative: str) -> bytes:
         with self.fs.open_input_stream(self.full_path(relative)) as stream:
-            return stream.read()
+            return cast(bytes, stream.read())
 
     def write_bytes(self, relative: str, data: bytes) -> None:
         """Writes a file, replacing any file of that name."""
@@ -156,10 +159,10 @@ class Storage:
         info = self.fs.get_file_info(self.full_path(relative))
         if info.type == pafs.FileType.NotFound or info.mtime_ns is None:
             return None
-        return info.mtime_ns // 1_000_000
+        return int(info.mtime_ns) // 1_000_000
 
     def file_size(self, relative: str) -> int:
-        return self.fs.get_file_info(self.full_path(relative)).size
+        return int(self.fs.get_file_info(self.full_path(relative)).size)
 
 
 def _parent(relative: str) -> str:

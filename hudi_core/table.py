@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_core.choices import QueryType, TableType, WriteOperation
 from hudi_core.config import archival_options as A
 from hudi_core.config import cleaner_options as CL
 from hudi_core.config import compaction_options as C
@@ -16,6 +17,7 @@ from hudi_core.config.option import Options
 from hudi_core.config.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
 from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import InvalidOptionError, TableExistsError
+from hudi_core.inspect import TableInspector
 from hudi_core.keygen import key_generator_for
 from hudi_core.lock import TableLock, table_lock
 from hudi_core.merge.record_merger import merging_payload_class
@@ -72,7 +74,7 @@ class HudiTable:
         cls,
         path: str,
         name: str,
-        table_type: str = "COPY_ON_WRITE",
+        table_type: TableType | str = TableType.COPY_ON_WRITE,
         record_key_fields: Sequence[str] = (),
         partition_fields: Sequence[str] = (),
         precombine_field: str | None = None,
@@ -114,7 +116,7 @@ class HudiTable:
         return self.config.name
 
     @property
-    def table_type(self) -> str:
+    def table_type(self) -> TableType:
         return self.config.table_type
 
     def schema(self) -> pa.Schema | None:
@@ -124,7 +126,7 @@ class HudiTable:
     def write(
         self,
         data: Any,
-        operation: str = "upsert",
+        operation: WriteOperation | str = WriteOperation.UPSERT,
         options: Mapping[str, Any] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
     ) -> str | None:
@@ -138,6 +140,12 @@ class HudiTable:
         if instant_time is not None:
             self._run_inline_services(Options(self.config.properties, merged_options))
         return instant_time
+
+    @property
+    def inspect(self) -> TableInspector:
+        """Read-only answers about the table as it is now: timelines, commit metadata, file
+        groups, pending table services, partitions (see hudi_core.inspect)."""
+        return TableInspector(self.storage, self.config)
 
     @property
     def compaction(self) -> Compactor:
@@ -162,7 +170,7 @@ class HudiTable:
         columns: Sequence[str] | None = None,
         filters: Sequence[Filter] | None = None,
         as_of: str | None = None,
-        query_type: str = "snapshot",
+        query_type: QueryType | str = QueryType.SNAPSHOT,
         begin: str | None = None,
         end: str | None = None,
         options: Mapping[str, Any] | None = None,
@@ -242,7 +250,7 @@ class HudiTable:
 
 def _table_properties(
     name: str,
-    table_type: str,
+    table_type: TableType | str,
     record_key_fields: Sequence[str],
     partition_fields: Sequence[str],
     precombine_field: str | None,
@@ -258,7 +266,7 @@ def _table_properties(
         )
     props = {
         T.TABLE_NAME.key: name,
-        T.TABLE_TYPE.key: table_type.upper(),
+        T.TABLE_TYPE.key: TableType.parse(table_type, "table type").value,
         T.RECORD_KEY_FIELDS.key: ",".join(record_key_fields),
         T.DROP_PARTITION_COLUMNS.key: "false",
         T.HIVE_STYLE_PARTITIONING.key: "false",

@@ -20,5 +20,6 @@ from hudi_core.config import (  # noqa: F401
     write_options,
 )
 from hudi_core.config.option import ConfigOption, Options, declared_options
+from hudi_core.config.table_config import PROPERTIES_FILE
 
-__all__ = ["ConfigOption", "Options", "declared_options"]
+__all__ = ["PROPERTIES_FILE", "ConfigOption", "Options", "declared_options"]

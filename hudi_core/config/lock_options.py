@@ -13,7 +13,7 @@ PROVIDER = ConfigOption(
     "The lock provider: InProcessLockProvider (threads of one process), "
     "FileSystemBasedLockProvider (a lock file under the table; several processes or hosts on "
     "one file system), or hudi_core.lock.DatabaseLockProvider (a row per table in a SQL "
-    "database through SQLAlchemy; the Airflow metadata database by default). Short names "
+    "database through SQLAlchemy; see hoodie.write.lock.database.url). Short names "
     "in_process, file_system and database are accepted too.",
 )
 WAIT_TIME_MS = ConfigOption(
@@ -57,7 +57,7 @@ DATABASE_URL = ConfigOption(
     "hoodie.write.lock.database.url",
     None,
     "DatabaseLockProvider: the SQLAlchemy URL of the lock database (default: the HUDI_LOCK_DB_URL "
-    "environment variable, else Airflow's AIRFLOW__DATABASE__SQL_ALCHEMY_CONN).",
+    "environment variable; Airflow tasks get Airflow's metadata database when neither is set).",
 )
 DATABASE_TABLE = ConfigOption(
     "hoodie.write.lock.database.table",

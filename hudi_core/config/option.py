@@ -8,18 +8,23 @@ option parses and validates its own value when read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
 
 from hudi_core.errors import InvalidOptionError
 
-_REGISTRY: dict[str, ConfigOption] = {}
+T = TypeVar("T")
+# Covariant: an option of `str` values is also an option of `str | None` values, as far as
+# reading goes (options are immutable).
+T_co = TypeVar("T_co", covariant=True)
+
+_REGISTRY: dict[str, ConfigOption[Any]] = {}
 
 
 def parse_bool(raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered not in ("true", "false"):
-        raise ValueError("expected true or false")
+        raise InvalidOptionError("expected true or false")
     return lowered == "true"
 
 
@@ -27,23 +32,79 @@ def parse_list(raw: str) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
-@dataclass(frozen=True)
-class ConfigOption:
-    """One option: its Apache Hudi key, default, one line of doc, and how to parse it."""
+@dataclass(frozen=True, init=False)
+class ConfigOption(Generic[T_co]):
+    """One option: its Apache Hudi key, default, one line of doc, and how to parse it.
+
+    The value type comes from the default and the parser, so `Options.get_option`
+    returns an `int` for an option parsed by `int`; an option without a parser is a `str`
+    (or `str | None` when it has no default).
+    """
 
     key: str
-    default: Any
+    default: T_co
     doc: str
-    parse: Callable[[str], Any] = str
-    choices: tuple[str, ...] = ()
-    alternatives: tuple[str, ...] = field(default=())
+    parse: Callable[[str], T_co]
+    choices: tuple[str, ...]
+    alternatives: tuple[str, ...]
 
-    def __post_init__(self) -> None:
-        if self.key in _REGISTRY:
-            raise ValueError(f"option {self.key} declared twice")
-        _REGISTRY[self.key] = self
+    @overload
+    def __init__(
+        self: ConfigOption[str],
+        key: str,
+        default: str,
+        doc: str,
+        *,
+        choices: tuple[str, ...] = (),
+        alternatives: tuple[str, ...] = (),
+    ) -> None: ...
 
-    def from_raw(self, raw: Any) -> Any:
+    @overload
+    def __init__(
+        self: ConfigOption[str | None],
+        key: str,
+        default: None,
+        doc: str,
+        *,
+        choices: tuple[str, ...] = (),
+        alternatives: tuple[str, ...] = (),
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        key: str,
+        default: T_co,
+        doc: str,
+        parse: Callable[[str], T_co],
+        choices: tuple[str, ...] = (),
+        alternatives: tuple[str, ...] = (),
+    ) -> None: ...
+
+    def __init__(
+        self,
+        key: str,
+        default: Any,
+        doc: str,
+        parse: Callable[[str], Any] = str,
+        choices: tuple[str, ...] = (),
+        alternatives: tuple[str, ...] = (),
+    ) -> None:
+        if key in _REGISTRY:
+            raise InvalidOptionError(f"option {key} declared twice")
+        # Frozen dataclass: fields are set once, here, through object's own setattr.
+        for name, value in (
+            ("key", key),
+            ("default", default),
+            ("doc", doc),
+            ("parse", parse),
+            ("choices", choices),
+            ("alternatives", alternatives),
+        ):
+            object.__setattr__(self, name, value)
+        _REGISTRY[key] = self
+
+    def from_raw(self, raw: object) -> T_co:
         if raw is None:
             return self.default
         text = str(raw).lower() if isinstance(raw, bool) else str(raw)
@@ -55,11 +116,11 @@ class ConfigOption:
                 )
         try:
             return self.parse(text)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, InvalidOptionError) as exc:
             raise InvalidOptionError(f"option {self.key}={raw!r} is invalid: {exc}") from exc
 
 
-def declared_options() -> list[ConfigOption]:
+def declared_options() -> list[ConfigOption[Any]]:
     """Every option declared so far (import hudi_core.config to declare them all)."""
     return sorted(_REGISTRY.values(), key=lambda opt: opt.key)
 
@@ -75,14 +136,14 @@ class Options(Mapping[str, str]):
                     merged[key] = str(value).lower() if isinstance(value, bool) else str(value)
         self._values = merged
 
-    def get_option(self, option: ConfigOption) -> Any:
+    def get_option(self, option: ConfigOption[T]) -> T:
         """The parsed value of `option`, falling back to its alternatives, then its default."""
         for key in (option.key, *option.alternatives):
             if key in self._values:
                 return option.from_raw(self._values[key])
         return option.default
 
-    def is_set(self, option: ConfigOption) -> bool:
+    def is_set(self, option: ConfigOption[Any]) -> bool:
         return any(key in self._values for key in (option.key, *option.alternatives))
 
     def with_values(self, values: Mapping[str, Any]) -> Options:

@@ -17,7 +17,7 @@ DELAY = ConfigOption(
     "0 s",
     "How long after its trigger time a partition is committed, e.g. '0 s', '30 min', '1 h', '1 d'.",
 )
-POLICY_KIND = ConfigOption(
+POLICY_KIND: ConfigOption[list[str]] = ConfigOption(
     "sink.partition-commit.policy.kind",
     [],
     "What committing a partition does, comma-separated: success-file (write the success "

@@ -1,13 +1,14 @@
 """Options of reads: the query, and how merge-on-read file slices are merged."""
 
+from hudi_core.choices import QueryType
 from hudi_core.config.option import ConfigOption, parse_bool
 
 QUERY_TYPE = ConfigOption(
     "hoodie.datasource.query.type",
-    "snapshot",
+    QueryType.SNAPSHOT,
     "snapshot (merged), read_optimized (base files only) or incremental.",
-    parse=lambda raw: raw.strip().lower(),
-    choices=("SNAPSHOT", "READ_OPTIMIZED", "INCREMENTAL"),
+    parse=QueryType,
+    choices=tuple(query.upper() for query in QueryType),
 )
 MERGE_TYPE = ConfigOption(
     "hoodie.datasource.merge.type",

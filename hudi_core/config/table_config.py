@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from jproperties import Properties
 
+from hudi_core.choices import TableType
 from hudi_core.config import table_options as T
 from hudi_core.config.option import Options
 from hudi_core.config.write_options import ALLOW_OPERATION_METADATA_FIELD
@@ -151,12 +152,12 @@ class TableConfig:
         return self.properties[T.TABLE_NAME.key]
 
     @property
-    def table_type(self) -> str:
+    def table_type(self) -> TableType:
         return self.options.get_option(T.TABLE_TYPE)
 
     @property
     def is_merge_on_read(self) -> bool:
-        return self.table_type == "MERGE_ON_READ"
+        return self.table_type is TableType.MERGE_ON_READ
 
     @property
     def record_key_fields(self) -> list[str]:

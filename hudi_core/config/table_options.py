@@ -1,5 +1,6 @@
 """Options stored in `.hoodie/hoodie.properties`: they define the table and outlive any writer."""
 
+from hudi_core.choices import TableType
 from hudi_core.config.option import ConfigOption, parse_bool, parse_list
 
 TABLE_NAME = ConfigOption("hoodie.table.name", None, "Name of the table (required).")
@@ -8,9 +9,10 @@ DATABASE_NAME = ConfigOption(
 )
 TABLE_TYPE = ConfigOption(
     "hoodie.table.type",
-    "COPY_ON_WRITE",
+    TableType.COPY_ON_WRITE,
     "COPY_ON_WRITE rewrites base files on update; MERGE_ON_READ appends log files.",
-    choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
+    parse=TableType,
+    choices=tuple(TableType),
 )
 TABLE_VERSION = ConfigOption(
     "hoodie.table.version", 6, "On-disk format version; this library reads and writes 6.", int
@@ -18,13 +20,13 @@ TABLE_VERSION = ConfigOption(
 TIMELINE_LAYOUT_VERSION = ConfigOption(
     "hoodie.timeline.layout.version", 1, "Timeline file layout; table version 6 uses 1.", int
 )
-RECORD_KEY_FIELDS = ConfigOption(
+RECORD_KEY_FIELDS: ConfigOption[list[str]] = ConfigOption(
     "hoodie.table.recordkey.fields",
     [],
     "Comma-separated fields that make up the record key.",
     parse_list,
 )
-PARTITION_FIELDS = ConfigOption(
+PARTITION_FIELDS: ConfigOption[list[str]] = ConfigOption(
     "hoodie.table.partition.fields",
     [],
     "Comma-separated fields the partition path is built from (empty: non-partitioned).",
@@ -92,14 +94,14 @@ RECORD_MERGER_STRATEGY = ConfigOption(
 CHECKSUM = ConfigOption(
     "hoodie.table.checksum", None, "CRC32 of 'database.table', guarding the properties file.", int
 )
-METADATA_PARTITIONS = ConfigOption(
+METADATA_PARTITIONS: ConfigOption[list[str]] = ConfigOption(
     "hoodie.table.metadata.partitions",
     [],
     "Partitions of Apache Hudi's metadata table (files, ...) that are ready; this library does "
     "not keep a metadata table and removes one before its first change to a table.",
     parse_list,
 )
-METADATA_PARTITIONS_INFLIGHT = ConfigOption(
+METADATA_PARTITIONS_INFLIGHT: ConfigOption[list[str]] = ConfigOption(
     "hoodie.table.metadata.partitions.inflight",
     [],
     "Metadata table partitions Apache Hudi was still building; removed with the metadata table.",

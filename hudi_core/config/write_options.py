@@ -1,29 +1,22 @@
 """Options of a write: the operation, pre-combining, record sizing and the failure policy."""
 
+from hudi_core.choices import TableType, WriteOperation
 from hudi_core.config.option import ConfigOption, parse_bool
-
-OPERATIONS = (
-    "UPSERT",
-    "INSERT",
-    "BULK_INSERT",
-    "DELETE",
-    "INSERT_OVERWRITE",
-    "INSERT_OVERWRITE_TABLE",
-    "DELETE_PARTITION",
-)
 
 OPERATION = ConfigOption(
     "hoodie.datasource.write.operation",
-    "UPSERT",
+    WriteOperation.UPSERT,
     "What a write does: upsert, insert, bulk_insert, delete, insert_overwrite, "
     "insert_overwrite_table or delete_partition.",
-    choices=OPERATIONS,
+    parse=WriteOperation,
+    choices=tuple(WriteOperation),
 )
 TABLE_TYPE = ConfigOption(
     "hoodie.datasource.write.table.type",
-    "COPY_ON_WRITE",
+    TableType.COPY_ON_WRITE,
     "Type of the table a Spark write creates when none exists: COPY_ON_WRITE or MERGE_ON_READ.",
-    choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
+    parse=TableType,
+    choices=tuple(TableType),
 )
 PRECOMBINE_FIELD = ConfigOption(
     "hoodie.datasource.write.precombine.field",

@@ -93,7 +93,7 @@ class BaseFileWriter:
 
     @property
     def bytes_written(self) -> int:
-        return self._sink.tell()
+        return int(self._sink.tell())
 
     def write(self, table: pa.Table, new_keys: pa.Array | None = None) -> None:
         """Writes rows; `new_keys` (default: all keys of `table`) go into the bloom filter,
@@ -109,7 +109,12 @@ class BaseFileWriter:
 
     def close(self) -> BaseFileStats:
         footer = dict(self._footer)
-        if self.bloom_filter is not None and self.num_rows:
+        # The key range is tracked with the bloom filter, from the first row written.
+        if (
+            self.bloom_filter is not None
+            and self._min_key is not None
+            and self._max_key is not None
+        ):
             footer.update(bloom_filter_footer(self.bloom_filter))
             footer[FOOTER_MIN_RECORD_KEY] = self._min_key
             footer[FOOTER_MAX_RECORD_KEY] = self._max_key
@@ -128,7 +133,7 @@ class BaseFileWriter:
 
     def _rows_per_group(self, table: pa.Table) -> int:
         bytes_per_row = max(1, table.nbytes // max(1, table.num_rows))
-        return max(1, self.settings.row_group_bytes // bytes_per_row)
+        return max(1, self.settings.row_group_bytes // int(bytes_per_row))
 
 
 # Unique per record by construction: dictionary encoding would only be tried and dropped.

@@ -25,12 +25,12 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 
-from hudi_core.errors import CorruptFileError, InvalidOptionError
+from hudi_core.errors import CorruptFileError, InvalidOptionError, RecordKeyError
 
 FOOTER_BLOOM_FILTER = "org.apache.hudi.bloomfilter"
 FOOTER_LEGACY_BLOOM_FILTER = "com.uber.hoodie.bloomfilter"
@@ -43,7 +43,7 @@ DYNAMIC_V0 = "DYNAMIC_V0"
 JENKINS_HASH = 0
 MURMUR_HASH = 1
 
-KeysLike = pa.Array | pa.ChunkedArray | Iterable[str]
+KeysLike: TypeAlias = pa.Array | pa.ChunkedArray | Iterable[str]
 
 _VERSION = -1  # Hadoop's versioned layout; a positive first int is the older unversioned one
 _ROW_HEADER = struct.Struct(">iibi")  # version, hash count, hash type, bits
@@ -86,7 +86,7 @@ def bloom_num_hashes(bit_size: int, num_entries: int) -> int:
 
 def _as_binary_array(keys: KeysLike) -> pa.Array:
     if isinstance(keys, str | bytes):
-        raise TypeError("bloom filter keys must be an array of strings, not a single string")
+        raise RecordKeyError("bloom filter keys must be an array of strings, not a single string")
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
     elif not isinstance(keys, pa.Array):
@@ -102,9 +102,9 @@ def _as_binary_array(keys: KeysLike) -> pa.Array:
         or pa.types.is_binary(kind)
         or pa.types.is_large_binary(kind)
     ):
-        raise TypeError(f"bloom filter keys must be strings, got {kind}")
+        raise RecordKeyError(f"bloom filter keys must be strings, got {kind}")
     if keys.null_count:
-        raise ValueError(f"bloom filter keys must not be null; {keys.null_count} are")
+        raise RecordKeyError(f"bloom filter keys must not be null; {keys.null_count} are")
     return keys
 
 
@@ -119,8 +119,8 @@ class _KeyBytes:
             return
         large = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
         _, offset_buffer, data_buffer = array.buffers()
-        offsets = np.frombuffer(offset_buffer, dtype=np.int64 if large else np.int32)
-        offsets = offsets[array.offset : array.offset + self.count + 1].astype(np.int64)
+        all_offsets = np.frombuffer(offset_buffer, dtype=np.int64 if large else np.int32)
+        offsets = all_offsets[array.offset : array.offset + self.count + 1].astype(np.int64)
         first, last = int(offsets[0]), int(offsets[-1])
         self.data = np.zeros(last - first + _PAD, dtype=np.uint8)
         if last > first:
@@ -129,7 +129,7 @@ class _KeyBytes:
         self.lengths = np.diff(self.offsets)
         if not self.lengths.all():
             # Hadoop's hash function rejects empty keys outright.
-            raise ValueError("bloom filter keys must not be empty strings")
+            raise RecordKeyError("bloom filter keys must not be empty strings")
 
     def batches(self, hasher: type[_PreparedKeys]) -> Iterator[tuple[np.ndarray, _PreparedKeys]]:
         """Yields (key indices, keys readied for hashing) in batches of one hash block count."""
@@ -153,7 +153,8 @@ class _KeyBytes:
             return np.lib.stride_tricks.as_strided(
                 self.data[start:], shape=(len(index), width), strides=(stride, 1), writeable=False
             )
-        return self.data[self.offsets[index][:, None] + np.arange(width)]
+        rows: np.ndarray = self.data[self.offsets[index][:, None] + np.arange(width)]
+        return rows
 
 
 # ---------------------------------------------------------------- hash functions, vectorized
@@ -206,7 +207,7 @@ class _MurmurKeys:
         return cls(mixed, lengths.astype(np.uint32), tail, tail_mult)
 
     def hash(self, seeds: np.ndarray) -> np.ndarray:
-        h = seeds ^ self.lengths
+        h: np.ndarray = seeds ^ self.lengths
         for block in self.mixed:
             h *= _MURMUR_M
             h ^= block
@@ -277,7 +278,7 @@ class _JenkinsKeys:
         return cls(words.T.copy(), lengths.astype(np.uint32))
 
     def hash(self, seeds: np.ndarray) -> np.ndarray:
-        a = self.lengths + seeds
+        a: np.ndarray = self.lengths + seeds
         a += np.uint32(0xDEADBEEF)
         regs = [a, a.copy(), a.copy()]
         blocks = len(self.words) // 3
@@ -334,7 +335,7 @@ class BloomFilter(ABC):
 
     @property
     def num_rows(self) -> int:
-        return self._rows.shape[0]
+        return int(self._rows.shape[0])
 
     def add_keys(self, keys: KeysLike) -> None:
         """Adds string keys (their UTF-8 bytes); nulls and empty strings are refused."""
@@ -376,7 +377,7 @@ class BloomFilter(ABC):
         for _ in range(self.num_hashes):
             seeds = prepared.hash(seeds)
             hits &= np.take(self._rows, _bit_positions(seeds, self.vector_size), axis=1)
-            keep = hits[0] if self.num_rows == 1 else hits.any(axis=0)
+            keep: np.ndarray = hits[0] if self.num_rows == 1 else np.any(hits, axis=0)
             if np.count_nonzero(keep) < 0.75 * len(alive):
                 alive, hits, seeds = alive[keep], hits[:, keep], seeds[keep]
                 prepared = prepared.select(keep)
@@ -533,7 +534,7 @@ class _Reader:
     def __init__(self, data: bytes) -> None:
         self._data, self._pos = data, 0
 
-    def unpack(self, layout: struct.Struct) -> tuple:
+    def unpack(self, layout: struct.Struct) -> tuple[Any, ...]:
         return layout.unpack(self.take(layout.size))
 
     def take(self, size: int) -> bytes:

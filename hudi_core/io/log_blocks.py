@@ -15,6 +15,7 @@ import io
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, cast
 
 import fastavro
 import numpy as np
@@ -145,12 +146,12 @@ _WRAPPERS = (  # union branch, wrapper name, its value's Avro type
 )
 
 
-def _delete_list_schema(with_branch: bool) -> dict:
+def _delete_list_schema(with_branch: bool) -> dict[str, Any]:
     """HoodieDeleteRecordList; `with_branch` adds a defaulted field to each wrapper so that a
     reader learns which union branch every ordering value came from."""
     wrappers = []
     for branch, name, value_type in _WRAPPERS:
-        fields = [{"name": "value", "type": value_type}]
+        fields: list[dict[str, Any]] = [{"name": "value", "type": value_type}]
         if with_branch:
             fields.append({"name": "branch", "type": "int", "default": branch})
         wrappers.append({"type": "record", "name": name, "fields": fields})
@@ -260,8 +261,11 @@ def deleted_keys(block: LogBlock) -> DeletedKeys:
         raise CorruptFileError(f"delete block version {version} is not supported (only 3)")
     datum = io.BytesIO(content[_HEADER.size : _HEADER.size + length])
     try:  # one datum: fastavro walks the whole list in C
-        records = fastavro.schemaless_reader(datum, _WRITE_SCHEMA, _READ_SCHEMA)["deleteRecordList"]
-        table = pa.Table.from_pylist(records)
+        # The reader schema is our HoodieDeleteRecordList record: the datum reads as a dict.
+        record = cast(
+            dict[str, Any], fastavro.schemaless_reader(datum, _WRITE_SCHEMA, _READ_SCHEMA)
+        )
+        table = pa.Table.from_pylist(record["deleteRecordList"])
     except (EOFError, ValueError, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise CorruptFileError(f"delete block cannot be read: {exc}") from exc
     if table.num_rows == 0:

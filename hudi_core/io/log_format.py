@@ -20,7 +20,11 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import cast
 
+import pyarrow as pa
+
+from hudi_core.errors import CorruptFileError
 from hudi_core.storage import Storage
 
 MAGIC = b"#HUDI#"
@@ -132,13 +136,13 @@ def load_content(storage: Storage, path: str, block: LogBlock) -> LogBlock:
 
 
 class _BlockReader:
-    def __init__(self, source, length: int, with_content: bool = True) -> None:
-        self.source = source  # a pyarrow RandomAccessFile
+    def __init__(self, source: pa.NativeFile, length: int, with_content: bool = True) -> None:
+        self.source = source
         self.length = length
         self.with_content = with_content
 
     def _read(self, position: int, count: int) -> bytes:
-        return self.source.read_at(count, position)
+        return cast(bytes, self.source.read_at(count, position))
 
     def blocks(self) -> Iterator[LogBlock]:
         position = 0
@@ -174,7 +178,7 @@ class _BlockReader:
                 block = _parse_block(self._read(body_at, size - _LONG.size))
             else:
                 block = self._parse_without_content(body_at, size - _LONG.size)
-        except (struct.error, ValueError, UnicodeDecodeError):
+        except (struct.error, ValueError, UnicodeDecodeError, CorruptFileError):
             return None, 0
         return block, end
 
@@ -183,7 +187,7 @@ class _BlockReader:
         prefix = self._read(body_at, min(body_length, _HEADER_PROBE))
         try:
             _, kind, header, offset = _parse_head(prefix)
-        except (struct.error, ValueError):  # a header larger than the probe: read it all
+        except (struct.error, ValueError, CorruptFileError):  # a header past the probe: read all
             return _parse_block(self._read(body_at, body_length))
         if offset + _LONG.size <= len(prefix):
             (content_length,) = _LONG.unpack_from(prefix, offset)
@@ -191,10 +195,10 @@ class _BlockReader:
             (content_length,) = _LONG.unpack(self._read(body_at + offset, _LONG.size))
         footer_at = offset + _LONG.size + content_length
         if content_length < 0 or footer_at > body_length:
-            raise ValueError("content runs past the block")
+            raise CorruptFileError("content runs past the block")
         footer, end = _parse_map(self._read(body_at + footer_at, body_length - footer_at), 0)
         if footer_at + end != body_length:
-            raise ValueError("block length does not match its parts")
+            raise CorruptFileError("block length does not match its parts")
         span = (body_at + offset + _LONG.size, content_length)
         return LogBlock(BlockType(kind), header, b"", footer, span)
 
@@ -213,7 +217,7 @@ def _parse_head(body: bytes) -> tuple[int, int, dict[HeaderKey, str], int]:
     """Format version, block type and header of a block body, and where its header ends."""
     (version,) = _INT.unpack_from(body, 0)
     if version != LOG_FORMAT_VERSION:
-        raise ValueError(f"log format version {version} is not supported")
+        raise CorruptFileError(f"log format version {version} is not supported")
     (kind,) = _INT.unpack_from(body, 4)
     header, offset = _parse_map(body, 8)
     return version, kind, header, offset
@@ -225,11 +229,11 @@ def _parse_block(body: bytes) -> LogBlock:
     (content_length,) = _LONG.unpack_from(body, offset)
     offset += _LONG.size
     if content_length < 0 or offset + content_length > len(body):
-        raise ValueError("content runs past the block")
+        raise CorruptFileError("content runs past the block")
     content = body[offset : offset + content_length]
     footer, offset = _parse_map(body, offset + content_length)
     if offset != len(body):
-        raise ValueError("block length does not match its parts")
+        raise CorruptFileError("block length does not match its parts")
     return LogBlock(BlockType(kind), header, content, footer)
 
 
@@ -237,13 +241,13 @@ def _parse_map(body: bytes, offset: int) -> tuple[dict[HeaderKey, str], int]:
     (count,) = _INT.unpack_from(body, offset)
     offset += _INT.size
     if count < 0:
-        raise ValueError("negative map size")
+        raise CorruptFileError("negative map size")
     entries = {}
     for _ in range(count):
         key, length = struct.unpack_from(">ii", body, offset)
         offset += 8
         if length < 0 or offset + length > len(body):
-            raise ValueError("map entry runs past the block")
+            raise CorruptFileError("map entry runs past the block")
         value = body[offset : offset + length].decode()
         offset += length
         if key in HeaderKey._value2member_map_:  # keys of newer versions are skipped

@@ -93,7 +93,7 @@ def _record_key_fields(options: Options) -> list[str]:
     return table if table is not None else write or []
 
 
-def _raw(options: Options, option: ConfigOption) -> str | None:
+def _raw(options: Options, option: ConfigOption[object]) -> str | None:
     """The option's text as given (these options are declared elsewhere with other parsers)."""
     for key in (option.key, *option.alternatives):
         if key in options:
@@ -101,7 +101,7 @@ def _raw(options: Options, option: ConfigOption) -> str | None:
     return None
 
 
-def _field_list(options: Options, option: ConfigOption) -> list[str] | None:
+def _field_list(options: Options, option: ConfigOption[object]) -> list[str] | None:
     text = _raw(options, option)
     if text is None:
         return None
@@ -125,14 +125,14 @@ def _partition_spec(options: Options) -> PartitionSpec:
     return write if any(kind for _, kind in write) else table
 
 
-def _typed_fields(options: Options, option: ConfigOption) -> PartitionSpec | None:
+def _typed_fields(options: Options, option: ConfigOption[object]) -> PartitionSpec | None:
     names = _field_list(options, option)
     if names is None:
         return None
     spec: PartitionSpec = []
     for entry in names:
-        name, _, kind = entry.partition(":")
-        kind = kind.strip().upper() or None
+        name, _, type_name = entry.partition(":")
+        kind = type_name.strip().upper() or None
         if kind is not None and kind not in _PARTITION_TYPES:
             raise InvalidOptionError(
                 f"option {option.key}: partition field '{entry}' has type {kind!r}; "
@@ -143,7 +143,10 @@ def _typed_fields(options: Options, option: ConfigOption) -> PartitionSpec | Non
 
 
 def _conflict(
-    write: ConfigOption, write_value: object, table: ConfigOption, table_value: object
+    write: ConfigOption[object],
+    write_value: object,
+    table: ConfigOption[object],
+    table_value: object,
 ) -> InvalidOptionError:
     return InvalidOptionError(
         f"config conflict: write option {write.key}={_show(write_value)} but the table has "
@@ -176,14 +179,19 @@ def _generator_class(
     return inferred, inferred.default_class_name
 
 
-def _typed_class(options: Options, option: ConfigOption) -> tuple[type[KeyGenerator], str] | None:
-    if not options.is_set(option):
+def _typed_class(
+    options: Options, option: ConfigOption[str | None]
+) -> tuple[type[KeyGenerator], str] | None:
+    type_name = options.get_option(option) if options.is_set(option) else None
+    if type_name is None:
         return None
-    generator_class = _TYPES[options.get_option(option).removesuffix("_AVRO")]
+    generator_class = _TYPES[type_name.removesuffix("_AVRO")]
     return generator_class, generator_class.default_class_name
 
 
-def _named_class(options: Options, option: ConfigOption) -> tuple[type[KeyGenerator], str] | None:
+def _named_class(
+    options: Options, option: ConfigOption[object]
+) -> tuple[type[KeyGenerator], str] | None:
     name = (_raw(options, option) or "").strip()
     if not name:
         return None

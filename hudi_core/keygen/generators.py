@@ -16,6 +16,7 @@ value Hudi 0.14.1 and 0.15.0 wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -125,7 +126,8 @@ class KeyGenerator:
         for changes, what in _LAYOUT_REMEDIES:
             if any(getattr(self.settings, name) for name in changes):
                 continue  # a flag already on is no remedy (nor any pair with it)
-            settings = replace(self.settings, **dict.fromkeys(changes, True))
+            flags: dict[str, Any] = dict.fromkeys(changes, True)
+            settings = replace(self.settings, **flags)
             if find_unsafe_partition_paths(self._paths(bad_rows, settings)) is None:
                 return f"A table created with {what} writes such values safely; or change them."
         return "Change these values so that every folder of the path is a plain name."

@@ -434,9 +434,11 @@ class _ParsedFields:
         if "k" in self.values:
             return self._field("k", 0, 1, 24) % 24
         pm = self.values.get("a", np.zeros(self.num_rows, np.int64)) * 12
-        if "h" in self.values:
-            return self._field("h", 0, 1, 12) % 12 + pm
-        return self._field("K", 0, 0, 11) + pm
+        half_day = (
+            self._field("h", 0, 1, 12) % 12 if "h" in self.values else self._field("K", 0, 0, 11)
+        )
+        hour: np.ndarray = half_day + pm
+        return hour
 
 
 def _numbers(text: pa.Array) -> np.ndarray:
@@ -461,14 +463,15 @@ def _offset_ms(group: pa.Array) -> np.ndarray:
         _numbers(pc.utf8_slice_codeunits(body, start, start + 2)) for start in (0, 2, 4)
     )
     negative = np.asarray(pc.starts_with(group, "-"))
-    magnitude = ((hours * 60 + minutes) * 60 + seconds) * 1000
+    magnitude: np.ndarray = ((hours * 60 + minutes) * 60 + seconds) * 1000
     return np.where(negative, -magnitude, magnitude)
 
 
 def days_in_month(year: np.ndarray, month: np.ndarray) -> np.ndarray:
     leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
     lengths = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
-    return lengths[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
+    days: np.ndarray = lengths[np.clip(month, 1, 12) - 1] + ((month == 2) & leap)
+    return days
 
 
 def days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:
@@ -478,4 +481,5 @@ def days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.
     year_of_era = shifted - era * 400
     day_of_year = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
     day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146_097 + day_of_era - 719_468
+    days: np.ndarray = era * 146_097 + day_of_era - 719_468
+    return days

@@ -71,13 +71,13 @@ class TimestampSettings:
                 f"option {ko.DATE_TIME_PARSER_CLASS.key}={parser_class!r}: only Hudi's default "
                 f"{_DEFAULT_PARSER} is supported"
             )
-        if not options.is_set(ko.TIMESTAMP_TYPE):
+        timestamp_type = options.get_option(ko.TIMESTAMP_TYPE)
+        if timestamp_type is None:
             raise InvalidOptionError(
                 f"TimestampBasedKeyGenerator needs option {ko.TIMESTAMP_TYPE.key} (one of "
                 f"{', '.join(ko.TIMESTAMP_TYPES)}); Hudi does not keep it in hoodie.properties, "
                 "so pass the value the table was written with"
             )
-        timestamp_type = options.get_option(ko.TIMESTAMP_TYPE)
         input_zone, output_zone = _zones(options)
         patterns = _input_patterns(options) if timestamp_type in ("DATE_STRING", "MIXED") else []
         return cls(
@@ -135,7 +135,7 @@ def _zones(options: Options) -> tuple[Zone | None, Zone | None]:
     return _zone(options, ko.INPUT_TIMEZONE), _zone(options, ko.OUTPUT_TIMEZONE)
 
 
-def _zone(options: Options, option: ConfigOption) -> Zone | None:
+def _zone(options: Options, option: ConfigOption[str]) -> Zone | None:
     # Hudi reads these with an explicit "" fallback: unset means "no zone", not the doc default.
     if not options.is_set(option):
         return None
@@ -183,7 +183,7 @@ def _default_date_string(settings: TimestampSettings) -> str:
     zone = settings.input_zone or settings.output_zone or UTC
     formatter = JodaFormatter(settings.first_input_pattern or "", ko.INPUT_DATE_FORMAT.key)
     instants = np.array([1], np.int64)
-    return _format(instants, zone, None, formatter)[0].as_py()
+    return str(_format(instants, zone, None, formatter)[0].as_py())
 
 
 def _parse_instants(
@@ -309,8 +309,8 @@ def _to_millis(counts: np.ndarray, unit: str) -> np.ndarray:
     """TimeUnit.MILLISECONDS.convert: truncating division, saturating multiplication."""
     multiply, divide = _TO_MILLIS[unit]
     if divide > 1:
-        quotient = counts // divide
-        return quotient + ((counts % divide != 0) & (counts < 0))
+        quotient: np.ndarray = counts // divide + ((counts % divide != 0) & (counts < 0))
+        return quotient
     if multiply == 1:
         return counts
     limit = _LONG_MAX // multiply

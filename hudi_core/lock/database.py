@@ -1,6 +1,7 @@
 """The database lock: a row per table in a SQL table, through SQLAlchemy (SQLite, PostgreSQL,
-MySQL...). By default the database is Airflow's metadata database, which every Airflow
-deployment already has and every worker can reach.
+MySQL...) that every writer reaches. Under Airflow the provider's hook passes Airflow's own
+metadata database when no URL is given: every Airflow deployment has one and every worker
+reaches it.
 
 Taking the lock inserts the table's row (the primary key makes one insert win); an existing row
 whose expiry passed is taken over by a conditional update, which the database applies to one

@@ -155,9 +155,10 @@ class RecordMerger:
         """The surviving version of each key, in key order."""
         if mode is not MergeMode.COMMIT_TIME:
             versions = _after_last_reset(versions, key_columns)
-        sort_keys = [(c, "ascending") for c in key_columns]
-        if mode is not MergeMode.COMMIT_TIME and self.ordering_field in versions.column_names:
-            sort_keys.append((self.ordering_field, "ascending", "at_start"))  # null is lowest
+        sort_keys: list[tuple[str, ...]] = [(c, "ascending") for c in key_columns]
+        ordering = self.ordering_field
+        if mode is not MergeMode.COMMIT_TIME and ordering and ordering in versions.column_names:
+            sort_keys.append((ordering, "ascending", "at_start"))  # null is lowest
         sort_keys.append((SEQ_COLUMN, "ascending"))
         ordered = versions.take(pc.sort_indices(versions, sort_keys=sort_keys))
         last = _last_of_runs(ordered, key_columns)
@@ -229,7 +230,8 @@ def group_codes(table: pa.Table, key_columns: list[str]) -> np.ndarray:
         key = pc.binary_join_element_wise(*[table.column(c) for c in key_columns], "\x00")
     if isinstance(key, pa.ChunkedArray):
         key = key.combine_chunks()
-    return pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes: np.ndarray = pc.dictionary_encode(key).indices.to_numpy(zero_copy_only=False)
+    return codes.astype(np.int64)
 
 
 def _newest_non_null(ordered: pa.Table, last: np.ndarray, key_columns: list[str]) -> pa.Table:
@@ -255,7 +257,7 @@ def _newest_non_null(ordered: pa.Table, last: np.ndarray, key_columns: list[str]
 
 
 def _all_distinct(values: pa.ChunkedArray) -> bool:
-    return pc.count_distinct(values).as_py() == len(values)
+    return bool(pc.count_distinct(values).as_py() == len(values))
 
 
 def _last_of_runs(ordered: pa.Table, key_columns: list[str]) -> np.ndarray:

@@ -8,6 +8,7 @@ partition, as version 2 plans hold them) and the strategy's metrics.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.errors import MissingInstantFileError
@@ -59,7 +60,7 @@ class CompactionOperation:
     def _path(self, name: str) -> str:
         return f"{self.partition_path}/{name}" if self.partition_path else name
 
-    def to_avro(self) -> dict:
+    def to_avro(self) -> dict[str, Any]:
         return {
             "baseInstantTime": self.base_instant_time,
             "deltaFilePaths": list(self.log_files),
@@ -71,13 +72,13 @@ class CompactionOperation:
         }
 
     @classmethod
-    def from_avro(cls, record: dict) -> CompactionOperation:
+    def from_avro(cls, record: dict[str, Any]) -> CompactionOperation:
         return cls(
             record.get("partitionPath") or "",
             record["fileId"],
             record["baseInstantTime"],
             _file_name(record.get("dataFilePath")),
-            tuple(_file_name(p) for p in record.get("deltaFilePaths") or []),
+            tuple(_name(p) for p in record.get("deltaFilePaths") or []),
             dict(record.get("metrics") or {}),
         )
 
@@ -129,4 +130,8 @@ def read_plan(timeline: ActiveTimeline, instant_time: str) -> CompactionPlan:
 
 def _file_name(path: str | None) -> str | None:
     """Plans of version 1 hold full paths; later ones names. Either way, the name."""
-    return path.rsplit("/", 1)[-1] if path else None
+    return _name(path) if path else None
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]

@@ -97,7 +97,9 @@ class FileGroup:
             newer_logs = list(candidate.log_files) + newer_logs
         return None
 
-    def slice_for_logs(self, pending_compaction: str | None, is_visible) -> FileSlice | None:
+    def slice_for_logs(
+        self, pending_compaction: str | None, is_visible: Callable[[str], bool]
+    ) -> FileSlice | None:
         """The slice new log files go on: past a pending compaction, the (still base-less)
         slice that compaction starts, else the latest visible one."""
         if pending_compaction is not None:

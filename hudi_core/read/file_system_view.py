@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
+from typing import Any
 
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.model.commit_metadata import CommitMetadata
@@ -113,7 +114,7 @@ def clustering_file_groups(timeline: ActiveTimeline, instant_time: str) -> set[t
     return groups
 
 
-def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> dict | None:
+def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> dict[str, Any] | None:
     """The clustering plan of a replacecommit, None for other replacecommits."""
     requested = Instant(instant_time, REPLACE_COMMIT, State.REQUESTED)
     try:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from hudi_core.errors import HudiError
+from hudi_core.errors import QueryError
 
 Filter = tuple[str, str, Any]
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -34,7 +34,7 @@ def to_expression(filters: Sequence[Filter] | None, schema: pa.Schema) -> ds.Exp
     expression = None
     for column, op, value in filters or []:
         if column not in schema.names:
-            raise HudiError(f"filter on '{column}': no such column; columns are {schema.names}")
+            raise QueryError(f"filter on '{column}': no such column; columns are {schema.names}")
         term = _term(ds.field(column), op.strip().lower(), value, schema.field(column).type)
         expression = term if expression is None else expression & term
     return expression
@@ -46,7 +46,7 @@ def _term(field: ds.Expression, op: str, value: Any, dtype: pa.DataType) -> ds.E
         term = field.isin(values)
         return ~term if op == "not in" else term
     if op not in _OPERATORS:
-        raise HudiError(f"filter operator '{op}' is not one of {sorted(_OPERATORS)}, in, not in")
+        raise QueryError(f"filter operator '{op}' is not one of {sorted(_OPERATORS)}, in, not in")
     return _OPERATORS[op](field, pa.scalar(_typed(value, dtype), type=dtype))
 
 
@@ -55,7 +55,9 @@ def _typed(value: Any, dtype: pa.DataType) -> Any:
         try:
             return pa.scalar(value).cast(dtype).as_py()
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            raise HudiError(f"filter value {value!r} does not fit the column type {dtype}") from exc
+            raise QueryError(
+                f"filter value {value!r} does not fit the column type {dtype}"
+            ) from exc
     return value
 
 

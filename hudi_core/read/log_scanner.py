@@ -10,7 +10,7 @@ columns (arrival order, delete flags) the record merger works with.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,6 +137,7 @@ class SliceLog:
         seq = 0
         for logged in self.blocks:
             block = load_content(storage, logged.path, logged.block)
+            chunks: Iterable[pa.Table]
             if block.block_type is BlockType.DELETE:
                 chunks = [_delete_versions(block, schema, ordering_field)]
             else:

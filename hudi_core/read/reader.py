@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from hudi_core.choices import QueryType
 from hudi_core.config import read_options as R
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
@@ -25,7 +26,7 @@ from hudi_core.config.table_options import (
     URL_ENCODE_PARTITIONING,
 )
 from hudi_core.engine import EngineContext
-from hudi_core.errors import HudiError
+from hudi_core.errors import InstantTimeError, QueryError
 from hudi_core.io.base_file import check_base_file, open_base_file, parquet_errors
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
@@ -39,11 +40,10 @@ from hudi_core.schema.evolution import cast_batch_to_schema
 from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
-from hudi_core.timeline import ActiveTimeline
+from hudi_core.timeline import ActiveTimeline, Instant
 from hudi_core.timeline.archived_timeline import archive_files, archive_folder_path
 from hudi_core.timeline.instant_time import format_instant_time
 
-QUERY_TYPES = ("snapshot", "read_optimized", "incremental")
 # Key generators whose partition paths hold the partition columns' values verbatim.
 _VALUE_PATH_KEYGENS = (
     "SimpleKeyGenerator",
@@ -57,7 +57,7 @@ _VALUE_PATH_KEYGENS = (
 class ReadRequest:
     columns: Sequence[str] | None = None
     filters: Sequence[Filter] | None = None
-    query_type: str = "snapshot"
+    query_type: QueryType = QueryType.SNAPSHOT
     as_of: str | None = None
     begin: str | None = None
     end: str | None = None
@@ -79,7 +79,7 @@ def read_request(
     options: Mapping[str, Any],
     columns: Sequence[str] | None = None,
     filters: Sequence[Filter] | None = None,
-    query_type: str = "snapshot",
+    query_type: QueryType | str = QueryType.SNAPSHOT,
     as_of: str | None = None,
     begin: str | None = None,
     end: str | None = None,
@@ -93,7 +93,8 @@ def read_request(
     as_of = parsed.get_option(R.AS_OF_INSTANT) or as_of
     begin = parsed.get_option(R.BEGIN_INSTANT) or begin
     end = parsed.get_option(R.END_INSTANT) or end
-    return ReadRequest(columns, filters, query_type.lower(), as_of, begin, end, dict(options))
+    query = QueryType.parse(query_type, "query type")
+    return ReadRequest(columns, filters, query, as_of, begin, end, dict(options))
 
 
 class TableReader:
@@ -111,21 +112,17 @@ class TableReader:
     def plan(self, request: ReadRequest) -> ReadPlan | None:
         """The slices a query reads and how to read each (None for a table never written);
         engines read the slices where they like (ReadPlan is picklable)."""
-        if request.query_type not in QUERY_TYPES:
-            raise HudiError(
-                f"query type '{request.query_type}' is not one of {', '.join(QUERY_TYPES)}"
-            )
         options = Options(self.config.properties, request.options)
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         data_schema = latest_table_schema(timeline, self.config)
         if data_schema is None:
             return None
-        if request.query_type == "incremental":
+        if request.query_type is QueryType.INCREMENTAL:
             query = self._incremental(timeline, request, options)
         else:
             as_of = normalize_instant(request.as_of) if request.as_of else None
             slices = FileSystemView(self.storage, timeline, as_of).latest_slices()
-            read_optimized = request.query_type == "read_optimized"
+            read_optimized = request.query_type is QueryType.READ_OPTIMIZED
             query = _Query(slices, InstantFilter.of(timeline, as_of), read_optimized)
         query.slices = self._pruned(query.slices, data_schema, request.filters)
         return ReadPlan(self.storage, self.config, data_schema, request, options, query)
@@ -164,7 +161,7 @@ class TableReader:
             query.row_filter = (commit_time > begin) & (commit_time <= end)
         return query
 
-    def _begins_in_archive(self, begin: str, writes: list) -> bool:
+    def _begins_in_archive(self, begin: str, writes: list[Instant]) -> bool:
         """Whether commits in (begin, ...] may have been archived: the range starts before
         the active timeline, and the archive holds instants."""
         if writes and begin >= writes[0].timestamp:
@@ -306,7 +303,7 @@ def _checked_columns(columns: Sequence[str] | None, schema: pa.Schema) -> list[s
         return list(schema.names)
     unknown = [c for c in columns if c not in schema.names]
     if unknown:
-        raise HudiError(f"no such columns: {unknown}; the table has {schema.names}")
+        raise QueryError(f"no such columns: {unknown}; the table has {schema.names}")
     return list(columns)
 
 
@@ -337,6 +334,6 @@ def normalize_instant(value: str | datetime | date) -> str:
             return format_instant_time(datetime.strptime(text, pattern))
         except ValueError:
             continue
-    raise HudiError(
+    raise InstantTimeError(
         f"'{value}' is not an instant time: use yyyyMMddHHmmssSSS or 'yyyy-MM-dd HH:mm:ss.SSS'"
     )

@@ -16,7 +16,7 @@ def storage_type(dtype: pa.DataType) -> pa.DataType:
 
 def is_list_like(dtype: pa.DataType) -> bool:
     """Any Arrow list layout, all of which Avro writes as an array."""
-    return (
+    return bool(
         pa.types.is_list(dtype)
         or pa.types.is_large_list(dtype)
         or pa.types.is_fixed_size_list(dtype)

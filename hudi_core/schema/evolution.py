@@ -269,8 +269,9 @@ def _promotes_into(incoming: pa.DataType, table: pa.DataType) -> bool:
     if source == "null":
         return True  # an all-null column fits any type
     if source == target == "decimal":
-        return table.scale >= incoming.scale and (
-            table.precision - table.scale >= incoming.precision - incoming.scale
+        return bool(
+            table.scale >= incoming.scale
+            and table.precision - table.scale >= incoming.precision - incoming.scale
         )
     return target in _PROMOTIONS.get(source, ())
 
@@ -397,7 +398,7 @@ def _may_lose_precision(source: pa.DataType, target: pa.DataType) -> bool:
     """Casts Hudi (Java) makes without complaint though they round: long -> float/double, and
     timestamps or times to a coarser unit (Spark truncates). Everything else must be exact."""
     t = pa.types
-    return (
+    return bool(
         (t.is_integer(source) and t.is_floating(target))
         or (t.is_timestamp(source) and t.is_timestamp(target))
         or (t.is_time(source) and t.is_time(target))

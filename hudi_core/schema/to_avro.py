@@ -116,7 +116,9 @@ class _ArrowToAvro:
     def __init__(self, defaults: bool) -> None:
         self._defaults = defaults
 
-    def record_fields(self, fields: pa.Schema | pa.StructType, full_name: str) -> list[dict]:
+    def record_fields(
+        self, fields: pa.Schema | pa.StructType, full_name: str
+    ) -> list[dict[str, Any]]:
         names = [field.name for field in fields]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
@@ -175,7 +177,7 @@ def _field_doc(field: pa.Field) -> str | None:
     metadata = field.metadata or {}
     for key in _DOC_KEYS:
         if key in metadata:
-            return metadata[key].decode()
+            return str(metadata[key].decode())
     return None
 
 

@@ -230,7 +230,7 @@ def _pending_actions(instant: Instant) -> list[str]:
     return [instant.action]
 
 
-def _content(instant: Instant, data: bytes) -> dict | None:
+def _content(instant: Instant, data: bytes) -> dict[str, Any] | None:
     if not data.strip():
         return None
     if instant.action in _JSON_CONTENT or (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -342,7 +342,7 @@ class _SlicePicker:
         return any(name in self.savepointed for name in names)
 
     @staticmethod
-    def _files(slices) -> list[str]:
+    def _files(slices: Iterable[FileSlice]) -> list[str]:
         paths = []
         for file_slice in slices:
             if file_slice.base_file is not None:
@@ -361,7 +361,7 @@ def _delete_files(
     started = time.monotonic()
     work = [(p, paths) for p, paths in sorted(plan.files_by_partition.items())]
     done = engine.map(functools.partial(_delete_partition_files, storage=storage), work)
-    partitions = {}
+    partitions: dict[str, dict[str, Any]] = {}
     for (partition, paths), (deleted, failed) in zip(work, done, strict=True):
         partitions[partition] = {
             "partitionPath": partition,
@@ -390,7 +390,8 @@ def _delete_partition_files(
     work: tuple[str, list[str]], storage: Storage
 ) -> tuple[list[str], list[str]]:
     """(deleted, failed) file names of one partition's planned files."""
-    deleted, failed = [], []
+    deleted: list[str] = []
+    failed: list[str] = []
     for path in work[1]:
         try:
             # A file already gone (a resumed clean) is a failed delete, as Java's fs.delete

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_core.choices import CompactionOrder
 from hudi_core.config import compaction_options as C
 from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
@@ -60,7 +61,6 @@ from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, op
 from hudi_core.write.markers import Markers
 from hudi_core.write.settings import write_settings
 
-ORDERS = ("FIFO", "LIFO")
 COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
 _LOG = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ class Compactor(TableService):
     def run(
         self,
         instant: str | None = None,
-        order: str = "FIFO",
+        order: CompactionOrder | str = CompactionOrder.FIFO,
         options: Mapping[str, Any] | None = None,
     ) -> str | None:
         """Executes a planned compaction: `instant`, else the oldest (FIFO) or newest (LIFO)
@@ -162,19 +162,18 @@ class Compactor(TableService):
         release_attempts(self.storage, instant_time)
         return instant_time
 
-    def _chosen(self, instant: str | None, order: str) -> str | None:
+    def _chosen(self, instant: str | None, order: CompactionOrder | str) -> str | None:
         timeline = self._timeline()
         if instant is not None:
             found = timeline.find(instant)
             if found is None or found.action not in (COMPACTION, COMMIT):
                 raise ServiceError(f"there is no compaction planned at {instant}")
             return instant
-        if order.upper() not in ORDERS:
-            raise ServiceError(f"compaction order '{order}' is not one of {', '.join(ORDERS)}")
+        order = CompactionOrder.parse(order, "compaction order")
         pending = timeline.pending([COMPACTION])
         if not pending:
             return None
-        return (pending[0] if order.upper() == "FIFO" else pending[-1]).timestamp
+        return (pending[0] if order is CompactionOrder.FIFO else pending[-1]).timestamp
 
     def _execute(self, timeline: ActiveTimeline, instant_time: str, opts: Options) -> None:
         requested = Instant(instant_time, COMPACTION, State.REQUESTED)
@@ -244,7 +243,7 @@ class _CompactionJob:
                 metadata.add(stat)
         return metadata
 
-    def _settings(self, data_schema) -> WriteSettings:
+    def _settings(self, data_schema: pa.Schema) -> WriteSettings:
         return write_settings(
             self.storage,
             self.config,

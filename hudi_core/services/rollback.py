@@ -12,9 +12,15 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from hudi_core.config.table_config import METAFOLDER
-from hudi_core.errors import CorruptFileError, HudiError, MissingInstantFileError
+from hudi_core.errors import (
+    CorruptFileError,
+    MissingInstantFileError,
+    PathOutsideTableError,
+    ServiceError,
+)
 from hudi_core.io.log_blocks import rollback_block
 from hudi_core.io.log_format import read_log_block_headers, write_log_file
 from hudi_core.model.commit_metadata import CommitMetadata
@@ -85,7 +91,7 @@ class RollbackPlan:
                     plan.add(storage.relative_of(location), "CREATE")
                 for location in request.get("logBlocksToBeDeleted") or {}:
                     plan.add(storage.relative_of(location), "APPEND")
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, PathOutsideTableError) as exc:
             problem = f"a rollback plan without a usable instant or file list ({exc!r})"
             raise corrupt(data, problem) from exc
         return plan
@@ -93,7 +99,7 @@ class RollbackPlan:
 
 def _request(
     partition: str, file_id: str, base_instant: str, files: list[str], log_blocks: dict[str, int]
-) -> dict:
+) -> dict[str, Any]:
     return {
         "partitionPath": partition,
         "fileId": file_id,
@@ -184,9 +190,9 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
         return resume_rollback(storage, timeline, begun).timestamp
     target = timeline.find(instant_time)
     if target is None or target.action not in (*WRITE_ACTIONS, COMPACTION):
-        raise HudiError(f"there is no write at {instant_time} to roll back")
+        raise ServiceError(f"there is no write at {instant_time} to roll back")
     if any(s.timestamp == instant_time for s in timeline.savepoints()):
-        raise HudiError(
+        raise ServiceError(
             f"{instant_time} is savepointed; delete the savepoint before rolling it back"
         )
     later = [
@@ -195,7 +201,7 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
         if i.timestamp > instant_time and i.action in (*WRITE_ACTIONS, COMPACTION)
     ]
     if later and not _droppable_broken_compaction(storage, timeline, target):
-        raise HudiError(
+        raise ServiceError(
             f"{later[0]} came after {instant_time}; only the latest write can be rolled back "
             "(roll back the later ones first, or restore to a savepoint)"
         )
@@ -218,7 +224,7 @@ def _droppable_broken_compaction(
         problem = exc
     on_its_slice = _logs_on_slices_of(storage, target.timestamp)
     if on_its_slice:
-        raise HudiError(
+        raise ServiceError(
             f"compaction {target.timestamp} cannot be dropped: later writes put log files on "
             f"the file slices it starts (such as {on_its_slice[0]}), which need it; restore "
             f"its plan from a backup ({problem})"

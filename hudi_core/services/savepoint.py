@@ -14,8 +14,9 @@ from __future__ import annotations
 import getpass
 import logging
 import time
+from typing import Any
 
-from hudi_core.errors import HudiError
+from hudi_core.errors import ServiceError
 from hudi_core.read.file_system_view import FileSystemView, clustering_plan
 from hudi_core.services.retention import last_clean_retained
 from hudi_core.services.rollback import RollbackPlan, resume_rollback, rollback_instant
@@ -41,7 +42,7 @@ def require_no_restore_in_progress(timeline: ActiveTimeline, what: str) -> None:
     what came after it would survive the restore's re-run on top of rolled-back data."""
     restoring = timeline.pending([RESTORE])
     if restoring:
-        raise HudiError(
+        raise ServiceError(
             f"cannot {what}: a restore ({restoring[0].timestamp}) is in progress; run the "
             "restore again to finish it"
         )
@@ -55,13 +56,13 @@ def create_savepoint(
     require_no_restore_in_progress(timeline, f"savepoint {instant_time}")
     target = timeline.find(instant_time)
     if target is None or not target.is_completed or target.action not in WRITE_ACTIONS:
-        raise HudiError(f"cannot savepoint {instant_time}: it is not a completed commit")
+        raise ServiceError(f"cannot savepoint {instant_time}: it is not a completed commit")
     if any(s.timestamp == instant_time for s in timeline.savepoints()):
-        raise HudiError(f"{instant_time} is already savepointed")
+        raise ServiceError(f"{instant_time} is already savepointed")
     first = timeline.completed_writes()[0].timestamp
     retained_from = last_clean_retained(timeline) or first
     if instant_time < retained_from:
-        raise HudiError(
+        raise ServiceError(
             f"cannot savepoint {instant_time}: the cleaner retains commits from "
             f"{retained_from} on, older file versions may be gone"
         )
@@ -80,10 +81,12 @@ def create_savepoint(
     return instant_time
 
 
-def _savepointed_files(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> dict:
+def _savepointed_files(
+    storage: Storage, timeline: ActiveTimeline, instant_time: str
+) -> dict[str, Any]:
     """Per partition, the names of the files a snapshot as of the instant reads."""
     view = FileSystemView(storage, timeline, as_of=instant_time)
-    partitions: dict[str, dict] = {
+    partitions: dict[str, dict[str, Any]] = {
         partition: {"partitionPath": partition, "savepointDataFile": []}
         for partition, _ in view.file_groups
     }
@@ -104,17 +107,17 @@ def delete_savepoint(timeline: ActiveTimeline, instant_time: str) -> None:
         None,
     )
     if savepoint is None:
-        raise HudiError(f"there is no savepoint at {instant_time}")
+        raise ServiceError(f"there is no savepoint at {instant_time}")
     timeline.delete_instant(savepoint)
 
 
 def restore(storage: Storage, timeline: ActiveTimeline, savepoint_time: str) -> str:
     """Rolls the table back to the savepoint at `savepoint_time`; returns the restore's time."""
     if not any(s.timestamp == savepoint_time for s in timeline.savepoints()):
-        raise HudiError(f"there is no savepoint at {savepoint_time} to restore to")
+        raise ServiceError(f"there is no savepoint at {savepoint_time} to restore to")
     later = [s.timestamp for s in timeline.savepoints() if s.timestamp > savepoint_time]
     if later:  # its commit would be rolled back, leaving the savepoint pinning nothing
-        raise HudiError(
+        raise ServiceError(
             f"savepoint {later[0]} is after {savepoint_time}; delete it before restoring"
         )
     pending = _pending_restore(timeline, savepoint_time)
@@ -158,7 +161,7 @@ def _pending_restore(timeline: ActiveTimeline, savepoint_time: str) -> Instant |
         plan = avro_metadata.deserialize(timeline.read_bytes(requested))
         if plan.get("savepointToRestoreTimestamp") in (None, savepoint_time):
             return pending
-        raise HudiError(
+        raise ServiceError(
             f"restore {pending.timestamp} to savepoint {plan['savepointToRestoreTimestamp']} "
             "is in progress; finish it first"
         )
@@ -195,7 +198,7 @@ def _restore_plan(timeline: ActiveTimeline, savepoint_time: str) -> bytes:
 
 def _roll_back_for_restore(
     storage: Storage, timeline: ActiveTimeline, target: Instant, restore_time: str
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Rolls back one instant of a restore (resuming a rollback of it an earlier run of this
     restore began); returns its rollback metadata, None if an earlier run left none."""
     for rollback in _rollbacks_since(timeline, restore_time):

@@ -29,7 +29,7 @@ from hudi_core.sync.partition_commit import (
 from hudi_core.table import HudiTable
 from hudi_core.timeline import ActiveTimeline
 
-__all__ = ["SyncOutcome", "open_metastore", "sync_table"]
+__all__ = ["METASTORE", "SyncOutcome", "commit_policies", "open_metastore", "sync_table"]
 
 
 @dataclass

@@ -17,18 +17,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
 from hudi_core.config import hive_sync_options as HS
-from hudi_core.config.option import Options
-from hudi_core.errors import SyncError
+from hudi_core.config.option import ConfigOption, Options
+from hudi_core.errors import PathOutsideTableError, SyncError
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.storage import Storage
 from hudi_core.sync import hive_formats
 from hudi_core.sync.hive_schema import evolved_columns, hive_columns
 from hudi_core.sync.identifiers import checked_name
-from hudi_core.sync.metastore import Metastore, Partition, TableDefinition
+from hudi_core.sync.metastore import Column, Metastore, Partition, TableDefinition
 from hudi_core.sync.partition_values import partition_value_extractor
 from hudi_core.sync.spark_schema import spark_schema_json
 from hudi_core.sync.written_partitions import timeline_changes
@@ -60,7 +61,7 @@ class SyncResult:
             or any(self.partitions_dropped.values())
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -86,6 +87,15 @@ class HiveSyncTool:
         self.kinds = hive_formats.table_kinds(
             config.is_merge_on_read, options.get_option(HS.SKIP_RO_SUFFIX)
         )
+
+    @property
+    def _store(self) -> Metastore:
+        if self.metastore is None:
+            raise SyncError(
+                "this Hive sync has no metastore (it only maps partitions to values); "
+                "configure hoodie.datasource.hive_sync.* to sync"
+            )
+        return self.metastore
 
     # ---- the Hive tables
 
@@ -115,7 +125,7 @@ class HiveSyncTool:
         schema = self.table.schema()
         self._ensure_database()
         wanted = [self._definition(kind, schema, latest.timestamp) for kind in self.kinds]
-        existing = [self.metastore.get_table(self.database, d.name) for d in wanted]
+        existing = [self._store.get_table(self.database, d.name) for d in wanted]
         evolved = [  # checked for every table before any is changed
             evolved_columns(f"{d.database}.{d.name}", e.columns, d.columns) if e else None
             for d, e in zip(wanted, existing, strict=True)
@@ -132,12 +142,10 @@ class HiveSyncTool:
         timeline = ActiveTimeline.load(self.storage)
         live = self._live_partitions(FileSystemView(self.storage, timeline), set(partitions))
         for name in self.table_names():
-            table = self.metastore.get_table(self.database, name)
+            table = self._store.get_table(self.database, name)
             if table is None:
                 raise SyncError(f"{self.database}.{name} is not in the metastore: sync it first")
-            have = {
-                p.values: p.location for p in self.metastore.list_partitions(self.database, name)
-            }
+            have = {p.values: p.location for p in self._store.list_partitions(self.database, name)}
             self._apply_partitions(table, live, set(), have, SyncResult())
 
     # ---- one Hive table
@@ -146,7 +154,7 @@ class HiveSyncTool:
         self,
         wanted: TableDefinition,
         current: TableDefinition | None,
-        columns: tuple | None,
+        columns: tuple[Column, ...] | None,
         timeline: ActiveTimeline,
         view: FileSystemView,
         hold_back: set[str],
@@ -154,7 +162,7 @@ class HiveSyncTool:
     ) -> None:
         full_name = f"{wanted.database}.{wanted.name}"
         if current is None:
-            self.metastore.create_table(wanted)
+            self._store.create_table(wanted)
             result.created.append(full_name)
             have: dict[tuple[str, ...], str] = {}
             candidates = {s.partition_path for s in view.latest_slices()}
@@ -163,7 +171,7 @@ class HiveSyncTool:
             if since == wanted.table_properties[LAST_COMMIT_TIME_SYNC] and columns is None:
                 return  # nothing committed since the last sync
             if columns is not None:
-                self.metastore.update_columns(_with_columns(current, columns))
+                self._store.update_columns(_with_columns(current, columns))
                 result.columns_updated.append(full_name)
             changes = timeline_changes(timeline, since)
             candidates = changes.touched
@@ -171,7 +179,7 @@ class HiveSyncTool:
                 candidates |= {s.partition_path for s in view.latest_slices()}
             have = {
                 p.values: p.location
-                for p in self.metastore.list_partitions(wanted.database, wanted.name)
+                for p in self._store.list_partitions(wanted.database, wanted.name)
             }
             if not changes.complete:
                 candidates |= self._folders_of(have.values())
@@ -180,7 +188,7 @@ class HiveSyncTool:
         self._apply_partitions(
             wanted, {p: live[p] for p in live if p not in hold_back}, gone, have, result
         )
-        self.metastore.set_table_properties(wanted.database, wanted.name, _sync_properties(wanted))
+        self._store.set_table_properties(wanted.database, wanted.name, _sync_properties(wanted))
 
     def _apply_partitions(
         self,
@@ -201,11 +209,11 @@ class HiveSyncTool:
         drop = sorted(tuple(self.partition_values(p)) for p in gone)
         drop = [values for values in drop if values in have]
         if add:
-            self.metastore.add_partitions(table, add)
+            self._store.add_partitions(table, add)
         if move:
-            self.metastore.set_partition_locations(table, move)
+            self._store.set_partition_locations(table, move)
         if drop:
-            self.metastore.drop_partitions(table, drop)
+            self._store.drop_partitions(table, drop)
         result.partitions_added[full_name] = [p.location for p in add]
         result.partitions_updated[full_name] = [p.location for p in move]
         result.partitions_dropped[full_name] = ["/".join(v) for v in drop]
@@ -213,14 +221,14 @@ class HiveSyncTool:
     # ---- helpers
 
     def _ensure_database(self) -> None:
-        if self.metastore.database_exists(self.database):
+        if self._store.database_exists(self.database):
             return
         if not self.options.get_option(HS.AUTO_CREATE_DATABASE):
             raise SyncError(
                 f"database {self.database} does not exist in the metastore and "
                 f"{HS.AUTO_CREATE_DATABASE.key} is false"
             )
-        self.metastore.create_database(self.database)
+        self._store.create_database(self.database)
 
     def _live_partitions(self, view: FileSystemView, partitions: set[str]) -> dict[str, str]:
         """The partitions among these that hold data now, with their locations."""
@@ -235,11 +243,13 @@ class HiveSyncTool:
         for location in locations:
             try:
                 folders.add(self.storage.relative_of(location))
-            except ValueError:
+            except PathOutsideTableError:
                 continue  # registered elsewhere by hand: not ours to judge
         return folders
 
-    def _definition(self, kind, schema: pa.Schema, synced_to: str) -> TableDefinition:
+    def _definition(
+        self, kind: hive_formats.TableKind, schema: pa.Schema, synced_to: str
+    ) -> TableDefinition:
         support_timestamp = self.options.get_option(HS.SUPPORT_TIMESTAMP)
         columns, keys = hive_columns(schema, self.partition_keys, support_timestamp)
         serde_properties = {"serialization.format": "1"}
@@ -283,7 +293,7 @@ class HiveSyncTool:
         return props
 
 
-def _with_columns(table: TableDefinition, columns: tuple) -> TableDefinition:
+def _with_columns(table: TableDefinition, columns: tuple[Column, ...]) -> TableDefinition:
     return TableDefinition(**{**table.__dict__, "columns": columns})
 
 
@@ -291,7 +301,7 @@ def _sync_properties(table: TableDefinition) -> dict[str, str]:
     return dict(table.table_properties)
 
 
-def _pairs(options: Options, option) -> dict[str, str]:
+def _pairs(options: Options, option: ConfigOption[str | None]) -> dict[str, str]:
     """`key=value` lines of a properties option (blank lines skipped)."""
     pairs = {}
     for line in (options.get_option(option) or "").splitlines():

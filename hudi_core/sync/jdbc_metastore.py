@@ -10,7 +10,7 @@ TBLPROPERTIES; partition locations are not listed, so a moved partition is not d
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 
 from hudi_core.errors import SyncError
@@ -18,6 +18,7 @@ from hudi_core.sync.identifiers import literal, quoted
 from hudi_core.sync.metastore import Column, Partition, TableDefinition
 
 _SPARK_REFUSES_PREFIX = "spark.sql."
+T = TypeVar("T")
 
 
 class JdbcMetastore:
@@ -27,7 +28,7 @@ class JdbcMetastore:
 
     # ---- statements
 
-    def _run(self, statement: str, what: str) -> list[tuple]:
+    def _run(self, statement: str, what: str) -> list[tuple[Any, ...]]:
         cursor = self.connection.cursor()
         try:
             cursor.execute(statement)
@@ -95,7 +96,10 @@ class JdbcMetastore:
 
     def update_columns(self, table: TableDefinition) -> None:
         target = _table(table.database, table.name)
-        current = {c.name: c for c in self.get_table(table.database, table.name).columns}
+        existing = self.get_table(table.database, table.name)
+        if existing is None:
+            raise SyncError(f"cannot change the columns of {target}: the table does not exist")
+        current = {c.name: c for c in existing.columns}
         added = [c for c in table.columns if c.name not in current]
         for column in table.columns:
             old = current.get(column.name)
@@ -224,10 +228,14 @@ def _spec_values(spec: str) -> tuple[str, ...]:
     return tuple(unquote(part.split("=", 1)[1]) for part in spec.split("/"))
 
 
-def _described_columns(rows: list[tuple]) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
+def _described_columns(
+    rows: list[tuple[Any, ...]],
+) -> tuple[tuple[Column, ...], tuple[Column, ...]]:
     """DESCRIBE's rows: the columns (partition columns included), then '# Partition
     Information' and the partition columns again."""
-    columns, keys, section = [], [], "columns"
+    columns: list[Column] = []
+    keys: list[Column] = []
+    section = "columns"
     for row in rows:
         name = (row[0] or "").strip()
         if name.startswith("# Partition"):
@@ -241,6 +249,6 @@ def _described_columns(rows: list[tuple]) -> tuple[tuple[Column, ...], tuple[Col
     return tuple(c for c in columns if c.name not in key_names), tuple(keys)
 
 
-def _batches(items: list, size: int) -> Iterator[list]:
+def _batches(items: list[T], size: int) -> Iterator[list[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]

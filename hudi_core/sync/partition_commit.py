@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from hudi_core.config import hive_sync_options as HS
 from hudi_core.config import partition_commit_options as PC
@@ -105,7 +106,7 @@ class CommitRun:
     waiting: list[str]
     watermark_ms: int | None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -192,7 +193,7 @@ class PartitionCommitter:
         return state.watermark_ms >= partition_ms + self.delay_ms
 
     def _commit(self, partitions: list[str]) -> None:
-        if METASTORE in self.policies:
+        if METASTORE in self.policies and self.register is not None:  # checked in __init__
             self.register(partitions)
         if SUCCESS_FILE in self.policies:
             for partition in partitions:

@@ -41,7 +41,7 @@ class PartitionTimeExtractor:
             return values[0]
         by_key = dict(zip(self.keys, values, strict=False))
 
-        def value_of(match: re.Match) -> str:
+        def value_of(match: re.Match[str]) -> str:
             key = match.group(1)
             if key not in by_key:
                 raise SyncError(

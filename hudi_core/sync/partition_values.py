@@ -54,11 +54,14 @@ def _slash_encoded(path: str, levels: int, form: str, layout: str) -> list[str]:
     if len(parts) != levels:
         raise SyncError(f"partition path {path!r} is not in the form {layout}")
     parts = [(_split(part, "=") + [""])[1] if "=" in part else part for part in parts]  # k=v: v
+    if not all(_JAVA_INT.fullmatch(p) for p in parts):
+        raise SyncError(
+            f"partition path {path!r} is not a date {layout}: "
+            f"{'/'.join(parts)!r} holds something other than numbers"
+        )
+    year, month, day, *hour = (int(p) for p in parts)
     try:
-        if not all(_JAVA_INT.fullmatch(p) for p in parts):
-            raise ValueError(f"{'/'.join(parts)!r} holds something other than numbers")
-        numbers = [int(p) for p in parts]
-        moment = datetime.datetime(*numbers[:3], *numbers[3:])
+        moment = datetime.datetime(year, month, day, hour[0] if hour else 0)
     except ValueError as exc:
         raise SyncError(f"partition path {path!r} is not a date {layout}: {exc}") from exc
     return [moment.strftime(form)]
@@ -90,7 +93,7 @@ EXTRACTORS: dict[str, Callable[[str], list[str]]] = {
 
 def partition_value_extractor(
     class_name: str | None, partition_fields: list[str], hive_style: bool = False
-):
+) -> Callable[[str], list[str]]:
     """The extractor a class name names, else the one Apache Hudi infers from the partition
     fields: none -> NonPartitionedExtractor; one -> HiveStylePartitionValueExtractor when the
     table is hive-style partitioned, else SinglePartPartitionValueExtractor; several ->

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from hmsclient import hmsclient
@@ -19,6 +19,8 @@ from thrift.Thrift import TException
 
 from hudi_core.errors import SyncError
 from hudi_core.sync.metastore import Column, Partition, TableDefinition
+
+T = TypeVar("T")
 
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 _REFUSALS = (
@@ -141,7 +143,7 @@ def connect_hms(uris: str, batch_size: int = 1000) -> ThriftMetastore:
     raise SyncError(f"no Hive metastore answers at {uris}: {'; '.join(errors)}")
 
 
-def _batches(items: list, size: int) -> Iterator[list]:
+def _batches(items: list[T], size: int) -> Iterator[list[T]]:
     for start in range(0, len(items), max(size, 1)):
         yield items[start : start + size]
 

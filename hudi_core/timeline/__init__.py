@@ -2,5 +2,6 @@
 
 from hudi_core.timeline.active_timeline import ActiveTimeline
 from hudi_core.timeline.instant import Instant, State
+from hudi_core.timeline.instant_time import parse_instant_time
 
-__all__ = ["ActiveTimeline", "Instant", "State"]
+__all__ = ["ActiveTimeline", "Instant", "State", "parse_instant_time"]

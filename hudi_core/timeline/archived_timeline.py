@@ -32,7 +32,12 @@ from typing import Any
 import fastavro
 
 from hudi_core.config.table_config import METAFOLDER
-from hudi_core.errors import CorruptFileError
+from hudi_core.errors import (
+    ConcurrentServiceError,
+    CorruptFileError,
+    InvalidOptionError,
+    ServiceError,
+)
 from hudi_core.io.log_format import BlockType, HeaderKey, LogBlock, read_log_blocks
 from hudi_core.storage import Storage
 from hudi_core.timeline import avro_metadata
@@ -127,9 +132,12 @@ def archive_instants(
     time (in the table's timeline `timezone`), as Java records it, if the file is still there.
     """
     if not entries:
-        raise ValueError("no instants to archive")
+        raise ServiceError("no instants to archive")
     if batch_size < 1:
-        raise ValueError(f"batch_size must be positive, not {batch_size}")
+        raise InvalidOptionError(
+            f"option hoodie.commits.archival.batch={batch_size}: archived instants per block "
+            "must be positive"
+        )
     records = [to_record(_with_transition_time(storage, e, timezone)) for e in entries]
     data = b"".join(
         _data_block(records[i : i + batch_size]).to_bytes()
@@ -142,7 +150,10 @@ def archive_instants(
             return path
         except FileExistsError:
             continue
-    raise FileExistsError(f"could not create a new archive file in {archive_folder}")
+    raise ConcurrentServiceError(
+        f"could not create a new archive file in {archive_folder}: other archivers took "
+        f"{_CREATE_ATTEMPTS} versions in a row; archive again"
+    )
 
 
 def archive_file_name(version: int) -> str:
@@ -181,7 +192,9 @@ def _content_field(instant: Instant) -> str | None:
     return completed if instant.is_completed else pending
 
 
-def commit_metadata_to_avro(metadata: dict[str, Any] | None, replace: bool = False) -> dict:
+def commit_metadata_to_avro(
+    metadata: dict[str, Any] | None, replace: bool = False
+) -> dict[str, Any]:
     """Commit metadata JSON as the Avro HoodieCommitMetadata (or HoodieReplaceCommitMetadata).
 
     Java converts through Jackson into the Avro class: fields the Avro schema lacks are
@@ -275,7 +288,13 @@ def _block_records(block: LogBlock, path: str) -> Iterator[dict[str, Any]]:
     try:
         writer_schema = fastavro.parse_schema(json.loads(block.header[HeaderKey.SCHEMA]))
         datums = list(_datums(block.content))
-    except (KeyError, ValueError, struct.error, fastavro.schema.SchemaParseException) as exc:
+    except (
+        KeyError,
+        ValueError,
+        struct.error,
+        fastavro.schema.SchemaParseException,
+        CorruptFileError,
+    ) as exc:
         raise CorruptFileError(f"{path}: unreadable archived block: {exc}") from exc
     for datum in datums:
         yield _decode(datum, writer_schema, path)
@@ -284,13 +303,13 @@ def _block_records(block: LogBlock, path: str) -> Iterator[dict[str, Any]]:
 def _datums(content: bytes) -> Iterator[bytes]:
     version, count = struct.unpack_from(">ii", content, 0)
     if version != _CONTENT_VERSION:
-        raise ValueError(f"Avro data block version {version} is not supported")
+        raise CorruptFileError(f"Avro data block version {version} is not supported")
     offset = 8
     for _ in range(count):
         (length,) = _INT.unpack_from(content, offset)
         offset += _INT.size
         if length < 0 or offset + length > len(content):
-            raise ValueError("a record runs past the end of its block")
+            raise CorruptFileError("a record runs past the end of its block")
         yield content[offset : offset + length]
         offset += length
 
@@ -299,15 +318,17 @@ def _decode(datum: bytes, writer_schema: Any, path: str) -> dict[str, Any]:
     """A record, resolved to our declared schema so that files of other Hudi versions read
     the same; one the declared schema cannot resolve is read as written."""
     try:
-        return fastavro.schemaless_reader(io.BytesIO(datum), writer_schema, _ENTRY_PARSED)
-    except fastavro.read.SchemaResolutionError:
-        pass
+        try:
+            record = fastavro.schemaless_reader(io.BytesIO(datum), writer_schema, _ENTRY_PARSED)
+        except fastavro.read.SchemaResolutionError:
+            record = fastavro.schemaless_reader(io.BytesIO(datum), writer_schema, None)
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
         raise CorruptFileError(f"{path}: undecodable archived record: {exc}") from exc
-    try:
-        return fastavro.schemaless_reader(io.BytesIO(datum), writer_schema, None)
-    except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
-        raise CorruptFileError(f"{path}: undecodable archived record: {exc}") from exc
+    if not isinstance(record, dict):
+        raise CorruptFileError(
+            f"{path}: an archived entry is an Avro {type(record).__name__}, not a record"
+        )
+    return record
 
 
 def from_record(record: dict[str, Any]) -> ArchivedEntry:
@@ -321,9 +342,8 @@ def from_record(record: dict[str, Any]) -> ArchivedEntry:
 
 def _content_of(record: dict[str, Any], instant: Instant) -> dict[str, Any] | None:
     field = _content_field(instant)
-    if field is not None and record.get(field) is not None:
-        return record[field]
-    return None
+    content = record.get(field) if field is not None else None
+    return content if isinstance(content, dict) else None
 
 
 def _latest_version(storage: Storage, archive_folder: str) -> int:

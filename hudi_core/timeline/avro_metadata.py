@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import fastavro
+from fastavro.types import Schema
 
+from hudi_core.errors import SchemaError
 from hudi_core.timeline.content import avro_content_name, corrupt
 
 NAMESPACE = "org.apache.hudi.avro.model"
@@ -529,13 +531,14 @@ def schema_of(name: str) -> dict[str, Any]:
     if name in _SCHEMAS:
         return copy.deepcopy(_SCHEMAS[name])
     if name not in _RECORDS:
-        raise KeyError(f"no Avro schema named {name!r}")
+        raise SchemaError(f"no Avro schema named {name!r}")
     record = copy.deepcopy(_RECORDS[name])
     placed = {"type": "record", "name": name, "namespace": NAMESPACE, "fields": record["fields"]}
-    return _define_once(placed, set())
+    defined: dict[str, Any] = _define_once(placed, set())
+    return defined
 
 
-def parsed_schema(name: str) -> dict[str, Any]:
+def parsed_schema(name: str) -> Schema:
     """The fastavro-parsed form of a top-level schema, for encoding datums."""
     return _PARSED[name]
 
@@ -567,5 +570,8 @@ def deserialize(data: bytes, source: str | None = None) -> dict[str, Any]:
         raise corrupt(data, f"not a readable {what}: {problem}", source) from exc
     if len(records) != 1:
         problem = f"holds {len(records)} Avro records where a {what} is one"
+        raise corrupt(data, problem, source)
+    if not isinstance(records[0], dict):
+        problem = f"holds an Avro {type(records[0]).__name__} where a {what} record belongs"
         raise corrupt(data, problem, source)
     return records[0]

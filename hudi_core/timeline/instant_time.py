@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 
+from hudi_core.errors import InstantTimeError
+
 _lock = threading.Lock()
 _last_issued: dict[str, str] = {}
 
@@ -17,9 +19,13 @@ def parse_instant_time(timestamp: str) -> datetime:
     """Parses 17-digit (and legacy 14-digit, seconds) instant times as naive datetimes."""
     if len(timestamp) == 14:
         timestamp += "000"
+    problem = f"'{timestamp}' is not an instant time (yyyyMMddHHmmssSSS)"
     if len(timestamp) != 17 or not timestamp.isdigit():
-        raise ValueError(f"'{timestamp}' is not an instant time (yyyyMMddHHmmssSSS)")
-    moment = datetime.strptime(timestamp[:14], "%Y%m%d%H%M%S")
+        raise InstantTimeError(problem)
+    try:
+        moment = datetime.strptime(timestamp[:14], "%Y%m%d%H%M%S")
+    except ValueError as exc:  # digits, but no date (month 13, Apache Hudi's 000... instants)
+        raise InstantTimeError(f"{problem}: {exc}") from exc
     return moment.replace(microsecond=int(timestamp[14:]) * 1000)
 
 

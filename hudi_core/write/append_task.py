@@ -47,7 +47,7 @@ class AppendTask:
     def file_id(self) -> str:
         return self.file_slice.file_id
 
-    def run(self, settings: WriteSettings) -> list:
+    def run(self, settings: WriteSettings) -> list[WriteStat]:
         started = time.monotonic()
         blocks, upserts, deletes = self._blocks(settings)
         content = log_file_bytes(blocks)

@@ -164,11 +164,12 @@ def assign_bulk_inserts(
 
 def _sorted_by_key(indices: np.ndarray, keys: pa.ChunkedArray) -> np.ndarray:
     order = pc.sort_indices(keys.take(pa.array(indices))).to_numpy()
-    return indices[order]
+    sorted_indices: np.ndarray = indices[order]
+    return sorted_indices
 
 
 def _partition_of(group: pa.Table) -> str:
-    return group.column(PARTITION_PATH_FIELD)[0].as_py()
+    return str(group.column(PARTITION_PATH_FIELD)[0].as_py())
 
 
 def small_files(
@@ -194,7 +195,7 @@ def small_files(
         found.setdefault(file_slice.partition_path, []).append(file_slice)
     if logs is not None:
         for partition, candidates in found.items():
-            candidates.sort(key=lambda s: s.base_file.size)
+            candidates.sort(key=lambda s: s.base_file.size if s.base_file else 0)
             found[partition] = candidates[: sizing.small_file_candidates]
     return found
 

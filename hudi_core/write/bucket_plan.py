@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import row_indices_by_value
+from hudi_core.errors import InternalError
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.file_group import FileSlice
@@ -80,8 +81,9 @@ class BucketPlan:
         ids = np.array(list(self.update_buckets.values()), dtype=np.int64)
         slot = pc.index_in(groups, value_set=known)
         if slot.null_count:
-            raise ValueError("a row is tagged to a file group the plan does not know")
-        return ids[slot.to_numpy(zero_copy_only=False)]
+            raise InternalError("a row is tagged to a file group the plan does not know")
+        buckets: np.ndarray = ids[slot.to_numpy(zero_copy_only=False)]
+        return buckets
 
     def _insert_buckets(self, rows: pa.Table) -> np.ndarray:
         out = np.empty(rows.num_rows, dtype=np.int64)
@@ -140,7 +142,9 @@ def plan_buckets(
         file_slice = by_id[key]
         extra = topped_up.get(key, 0)
         append = logs is not None and not extra
-        target = (logs.slice_for_logs(*key) or file_slice) if append else file_slice
+        target = file_slice
+        if append and logs is not None:
+            target = logs.slice_for_logs(*key) or file_slice
         _add(
             plan,
             Bucket(len(plan.buckets), key[0], key[1], target, append, updates.get(key, 0), extra),

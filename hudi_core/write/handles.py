@@ -45,7 +45,7 @@ from hudi_core.schema.meta_fields import (
     UPDATE_OPERATION,
 )
 from hudi_core.storage import Storage
-from hudi_core.write.markers import Markers
+from hudi_core.write.markers import IoType, Markers
 
 
 @dataclass(frozen=True)
@@ -356,7 +356,7 @@ def new_file_path(settings: WriteSettings, task_id: int, partition_path: str, fi
 
 
 def open_writer(
-    settings: WriteSettings, path: str, io_type: str, bloom: BloomFilter | None = None
+    settings: WriteSettings, path: str, io_type: IoType, bloom: BloomFilter | None = None
 ) -> BaseFileWriter:
     """A base file writer for `path`, after the marker that lets a rollback find the file."""
     Markers(settings.storage, settings.instant_time).create(path, io_type)

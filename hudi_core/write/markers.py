@@ -7,13 +7,16 @@ dies, the markers name every file it may have left behind, so rollback can delet
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.storage import Storage
 
 TEMP_FOLDER = f"{METAFOLDER}/.temp"
 MARKER_INFIX = ".marker."
-IO_TYPES = ("CREATE", "MERGE", "APPEND")
+# What the write does to the data file; the type checker holds writers to these three.
+IoType = Literal["CREATE", "MERGE", "APPEND"]
+IO_TYPES: tuple[str, ...] = get_args(IoType)
 
 
 @dataclass(frozen=True)
@@ -29,9 +32,7 @@ class Markers:
         self.storage = storage
         self.folder = f"{TEMP_FOLDER}/{instant_time}"
 
-    def create(self, data_file: str, io_type: str) -> None:
-        if io_type not in IO_TYPES:
-            raise ValueError(f"marker io type {io_type} is not one of {IO_TYPES}")
+    def create(self, data_file: str, io_type: IoType) -> None:
         self.storage.write_bytes(f"{self.folder}/{data_file}{MARKER_INFIX}{io_type}", b"")
 
     def delete(self, data_file: str, io_type: str) -> None:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.config.option import Options
-from hudi_core.errors import HudiError, SchemaError
+from hudi_core.errors import SchemaError
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import (
     DELETE_COLUMN,
@@ -48,7 +48,7 @@ def as_arrow_table(data: Any) -> pa.Table:
         return pa.Table.from_batches(data)
     if type(data).__name__ == "DataFrame" and hasattr(data, "to_records"):
         return pa.Table.from_pandas(data, preserve_index=False)
-    raise HudiError(
+    raise SchemaError(
         f"cannot write a {type(data).__name__}: "
         "pass a pyarrow Table, RecordBatch or pandas DataFrame"
     )

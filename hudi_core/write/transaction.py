@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from hudi_core.errors import HudiError
+from hudi_core.errors import InternalError
 from hudi_core.lock import TableLock
 from hudi_core.lock.conflicts import check_no_conflicts
 from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
@@ -133,7 +133,7 @@ def write_transaction(
             )
             yield transaction
             if not transaction.completed:
-                raise HudiError(f"write {instant_time} ended without completing")
+                raise InternalError(f"write {instant_time} ended without completing")
         except BaseException as failure:
             _roll_back_after(failure, storage, timeline, instant_time, lock)
             raise

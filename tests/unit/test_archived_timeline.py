@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_core import HudiTable
-from hudi_core.errors import CorruptFileError
+from hudi_core.errors import CorruptFileError, ServiceError
 from hudi_core.io.log_format import BlockType, HeaderKey, LogBlock, read_log_blocks
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
@@ -309,7 +309,7 @@ def test_transition_time_comes_from_the_instant_file(storage):
 
 
 def test_empty_archive_is_refused(storage):
-    with pytest.raises(ValueError):
+    with pytest.raises(ServiceError, match="no instants to archive"):
         archive_instants(storage, FOLDER, [])
     assert read_archived_instants(storage, FOLDER) == []
 

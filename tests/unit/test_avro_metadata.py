@@ -12,6 +12,7 @@ import json
 import fastavro
 import pytest
 
+from hudi_core.errors import SchemaError
 from hudi_core.timeline import avro_metadata
 
 NS = "org.apache.hudi.avro.model"
@@ -265,7 +266,7 @@ def test_every_top_level_schema_has_expectations_and_parses():
 
 
 def test_unknown_schema_name():
-    with pytest.raises(KeyError):
+    with pytest.raises(SchemaError, match="HoodieNoSuchThing"):
         avro_metadata.schema_of("HoodieNoSuchThing")
 
 

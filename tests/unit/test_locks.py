@@ -282,7 +282,8 @@ def test_database_url_comes_from_the_option_then_the_environment(tmp_path, table
     assert lock_provider(storage, Options(with_option)).url == option_url
     assert lock_provider(storage, Options(database)).url == hudi_url
     monkeypatch.delenv("HUDI_LOCK_DB_URL")
-    assert lock_provider(storage, Options(database)).url == airflow_url
+    with pytest.raises(InvalidOptionError):  # Airflow's database is the provider's fallback
+        lock_provider(storage, Options(database))
 
 
 def test_bad_lock_options_name_the_option(table_path, monkeypatch):

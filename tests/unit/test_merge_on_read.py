@@ -127,14 +127,20 @@ def test_a_merge_over_budget_spills_to_disk_and_gives_the_same_rows(tmp_path, mo
     original = slice_merger._Spill.__init__
 
     def counting(self, folder, buckets):
-        spills.append(buckets)
+        spills.append((Path(folder).parent, buckets))
         original(self, folder, buckets)
 
     monkeypatch.setattr(slice_merger._Spill, "__init__", counting)
-    spilled = table.read(options={"hoodie.memory.merge.max.size": "2000"})
-    assert spills and all(b >= 4 for b in spills)
+    spill_root = tmp_path / "spill"  # not the shared temp folder: other test processes spill too
+    spill_root.mkdir()
+    budget = {
+        "hoodie.memory.merge.max.size": "2000",
+        "hoodie.memory.spillable.map.path": str(spill_root),
+    }
+    spilled = table.read(options=budget)
+    assert spills and all(folder == spill_root and b >= 4 for folder, b in spills)
     assert oracle.sorted_rows(spilled) == oracle.sorted_rows(in_memory)
-    assert not list(Path("/tmp").glob("hudi-merge-spill-*"))  # spill files are cleaned up
+    assert not list(spill_root.iterdir())  # spill files are cleaned up
 
 
 def test_a_failed_deltacommit_is_cancelled_with_a_rollback_block(tmp_path):

@@ -120,6 +120,7 @@ def _blocked(item: Node, src: Source, pos: np.ndarray) -> tuple[pa.Array, pa.Arr
     pieces, owners, ranks = [], [], []
     active = np.flatnonzero(left)
     while active.size:
+        taken: int | np.ndarray
         if width is None:
             piece, end[active] = decode(item, src, end[active])
             owners.append(active)
@@ -206,7 +207,8 @@ def _fixed_width(node: Node) -> int | None:
         return node.size
     if isinstance(node, Record):
         widths = [_fixed_width(field) for field in node.fields]
-        return None if None in widths else sum(widths)
+        known = [w for w in widths if w is not None]
+        return sum(known) if len(known) == len(widths) else None
     return None
 
 

@@ -169,7 +169,8 @@ def _enum_indexes(node: Enum, array: pa.Array, path: str) -> np.ndarray:
     if indexes.null_count:
         bad = array.filter(indexes.is_null())[0]
         raise SchemaError(f"field '{path}' holds {bad.as_py()!r}, not a symbol of its Avro enum")
-    return indexes.to_numpy()
+    symbols: np.ndarray = indexes.to_numpy()
+    return symbols
 
 
 # ---------------------------------------------------------------- reading Arrow buffers
@@ -236,7 +237,7 @@ def _cells_to_span(run: list[Cells], rows: int) -> Span:
         end = column + cells.matrix.shape[1]
         if len(run) > 1:
             matrix[:, column:end] = cells.matrix
-        if cells.mask is not None:
+        if cells.mask is not None and mask is not None:  # mask exists when any cells have one
             mask[:, column:end] = cells.mask
         column = end
     if mask is None:

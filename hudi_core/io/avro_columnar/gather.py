@@ -42,11 +42,13 @@ class Source:
 
     def u32(self, pos: np.ndarray) -> np.ndarray:
         """The 4 bytes at each position, which must all lie inside the buffer."""
-        return self._u32[pos]
+        words: np.ndarray = self._u32[pos]
+        return words
 
     def u64(self, pos: np.ndarray) -> np.ndarray:
         """The 8 bytes at each position, which must all lie inside the buffer."""
-        return self._u64[pos]
+        words: np.ndarray = self._u64[pos]
+        return words
 
     def head12(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(bytes 0-7, bytes 8-11) from each position; zeros past the end of the buffer."""
@@ -64,7 +66,7 @@ class Source:
 
 def _overlapping(data: np.ndarray, dtype: type) -> np.ndarray:
     width = np.dtype(dtype).itemsize
-    words = np.frombuffer(data, dtype, count=len(data) // width)
+    words: np.ndarray = np.frombuffer(data, dtype, count=len(data) // width)
     return as_strided(words, shape=(len(data) - width + 1,), strides=(1,), writeable=False)
 
 
@@ -73,7 +75,7 @@ def windows(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     if len(data) < width:
         data = np.concatenate([data, np.zeros(width - len(data), np.uint8)])
     last = len(data) - width
-    out = sliding_window_view(data, width)[np.minimum(starts, last)]
+    out: np.ndarray = sliding_window_view(data, width)[np.minimum(starts, last)]
     tail = np.flatnonzero(starts > last)
     if tail.size:
         index = starts[tail, None] + np.arange(width)
@@ -161,7 +163,7 @@ def _take_ranges(
 
 
 def _is_text(arrow_type: pa.DataType) -> bool:
-    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    return bool(pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type))
 
 
 def _offset_variant(arrow_type: pa.DataType, large: bool) -> pa.DataType:
