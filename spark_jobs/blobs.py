@@ -19,10 +19,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from hudi_core.arrow_utils import run_boundaries
-from hudi_core.io.bloom_filter import hash_keys
-from hudi_core.merge.record_merger import DELETE_COLUMN
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+from hudi_core.distributed import (
+    DELETE_COLUMN,
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+    hash_keys,
+    run_boundaries,
+)
 
 ROWS = 0  # a blob of data rows
 KEYS = 1  # a blob of the record keys stored in one file slice (its index in `part`)

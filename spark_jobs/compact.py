@@ -15,10 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_core import CompactionOrder, HudiTable
 from hudi_core.config import compaction_options as C
-from hudi_core.model.commit_metadata import CommitMetadata
-from hudi_core.model.compaction_plan import read_plan
-from hudi_core.timeline import ActiveTimeline
 from spark_jobs import cli
 
 JOB = "compact"
@@ -47,19 +45,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return _describe(table, done)
 
 
-def _describe(table, instant_time: str) -> dict[str, Any]:
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    instant = timeline.find(instant_time)
-    plan = read_plan(timeline, instant_time)
+def _describe(table: HudiTable, instant_time: str) -> dict[str, Any]:
+    inspector = table.inspect
+    compaction = inspector.compaction(instant_time)
     counts: dict[str, Any] = {
-        "file_groups": len(plan.operations),
-        "log_files": sum(len(op.log_files) for op in plan.operations),
+        "file_groups": len(compaction.file_groups),
+        "log_files": compaction.log_files,
     }
-    if instant.is_completed:
-        stats = CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).write_stats()
-        counts["rows_written"] = sum(s.num_writes for s in stats)
-        counts["log_records"] = sum(s.compaction.log_records for s in stats if s.compaction)
-    return cli.result(JOB, str(table.storage.base_uri), instant, **counts)
+    if compaction.instant.is_completed:
+        totals = inspector.commit(instant_time).totals
+        counts["rows_written"] = totals.rows_written
+        counts["log_records"] = totals.log_records_compacted
+    return cli.result(JOB, str(table.storage.base_uri), compaction.instant, **counts)
 
 
 def _arguments(argv: Sequence[str] | None):
@@ -71,7 +68,9 @@ def _arguments(argv: Sequence[str] | None):
         choices=sorted(MODES.values()),
     )
     parser.add_argument("--instant-time", help="execute: the planned compaction to run")
-    parser.add_argument("--seq", default="FIFO", choices=("FIFO", "LIFO"), type=str.upper)
+    parser.add_argument(
+        "--seq", default=CompactionOrder.FIFO, choices=list(CompactionOrder), type=CompactionOrder
+    )
     parser.add_argument("--strategy", help="hoodie.compaction.strategy (a class name)")
     parser.add_argument("--target-io", type=int, help="hoodie.compaction.target.io (MB)")
     return parser.parse_args(argv)

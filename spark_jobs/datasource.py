@@ -1,31 +1,39 @@
-"""`spark.read.format("hudi")` and `df.write.format("hudi")` on hudi_core.
+"""`spark.read.format("hudi")`: a Python data source reading tables with hudi_core.
 
-Reading is a Python data source: one Spark partition per file slice, each read by hudi_core
-on an executor (snapshot, read-optimized, incremental, time travel, with Apache Hudi's option
-names); filters on partition columns prune slices before any is read.
+One Spark partition per file slice, each read by hudi_core on an executor: snapshot,
+read-optimized, incremental and time-travel queries, chosen by Apache Hudi's read options
+(hoodie.datasource.query.type, as.of.instant, hoodie.datasource.read.begin.instanttime, ...).
 
-Spark (4.x) keeps the slices planned for a DataFrame's last filtered query and reuses them for
-a later query of the same DataFrame that has no filter at all (PythonDataSourceV2 caches its
-read info, and filter pushdown is what refreshes it). So that a pruned plan never outlives its
-query, DataFrames loaded through `register()`-ed readers carry an always-true filter (the
-commit time, or the first record key field, is not null): every query then has a filter, and
-its slices are planned afresh.
+    spark_jobs.register(spark)                  # once per session
+    spark.read.format("hudi").option("as.of.instant", "20261121090000000").load(path)
+    spark_jobs.read(spark, path, {"hoodie.datasource.query.type": "read_optimized"})
 
-Writing needs a shuffle the Python data source API cannot ask for (rows must reach their file
-group's task), so `register()` also routes `df.write.format("hudi")...save(path)` to the
-SparkWriter in the calling process, which plans the write on the driver and runs it on the
-executors. Modes as Apache Hudi's: append writes, overwrite replaces the table, ignore
-leaves an existing table alone, errorifexists (Spark's default) refuses one.
+`spark_jobs.read` is the same read, plus two things a plain `load` cannot do:
+
+- it plans the read on the driver first, so a missing table or a bad option raises its
+  HudiError (TableNotFoundError, InvalidOptionError, ...) in the caller's process; a plain
+  `load` plans in a Python worker Spark starts, and the error arrives as Spark's
+  AnalysisException holding the worker's traceback;
+- filters on partition columns prune file slices before any is read. Spark (4.x) keeps the
+  slices a DataFrame's last filtered query planned and reuses them for a later query of that
+  DataFrame that has no filter at all (PythonDataSourceV2 caches its read info, and only
+  filter pushdown refreshes it). The DataFrame `read` returns therefore carries an
+  always-true filter (the commit time, or the first record key field, is not null), so every
+  query of it has a filter and plans its slices afresh; the data source prunes only for
+  DataFrames carrying that filter (marked by GUARD_OPTION). A plain `load` reads every slice
+  its query type selects and lets Spark filter the rows: slower, never wrong.
+
+Writes need a shuffle the Python data source API cannot ask for (rows must reach their file
+group's task): they go through `spark_jobs.write` (spark_jobs.save), not `df.write`.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.datasource import (
     DataSource,
@@ -42,18 +50,12 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from hudi_core.config import table_options as T
-from hudi_core.config import write_options as W
-from hudi_core.config.option import Options
-from hudi_core.config.table_config import PROPERTIES_FILE
-from hudi_core.errors import HudiError, InvalidOptionError, TableExistsError
-from hudi_core.read.reader import ReadPlan, TableReader, read_request
-from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD
-from hudi_core.storage import Storage
-from hudi_core.table import HudiTable
-from spark_jobs.writer import SparkWriter, raised_as_hudi_errors
+from hudi_core import HudiTable
+from hudi_core.distributed import COMMIT_TIME_FIELD, ReadPlan, TableReader, read_request
+from hudi_core.errors import InvalidOptionError, SchemaError
 
 FORMAT = "hudi"
+GUARD_OPTION = "spark_jobs.read.guard"  # the always-true filter's column (see the module doc)
 _PUSHABLE = {
     EqualTo: "=",
     GreaterThan: ">",
@@ -65,11 +67,22 @@ _PUSHABLE = {
 
 
 def register(spark: SparkSession) -> None:
-    """Makes `format("hudi")` read and write through hudi_core in this Spark session."""
+    """Makes `spark.read.format("hudi")` read through hudi_core in this Spark session, and
+    turns on Spark's filter pushdown for Python data sources (which `read` prunes by)."""
     spark.dataSource.register(HudiDataSource)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
-    _guard_reads()
-    _route_writes_to_spark_writer()
+
+
+def read(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None) -> DataFrame:
+    """The table at `path` as a DataFrame, read with Apache Hudi's read options (see the module
+    doc for what it adds to `spark.read.format("hudi").options(...).load(path)`); the session
+    must have been `register`-ed. Raises the HudiError of a missing table or a bad option."""
+    given = {key: _option_value(value) for key, value in (options or {}).items()}
+    table = HudiTable.open(path)
+    plan = plan_read({**given, "path": path}, filters=None, table=table)
+    guard = _guard_column(table, plan)
+    loaded = spark.read.format(FORMAT).options(**given, **{GUARD_OPTION: guard}).load(path)
+    return loaded.where(F.col(guard).isNotNull())
 
 
 class HudiDataSource(DataSource):
@@ -88,15 +101,17 @@ class HudiDataSource(DataSource):
         return plan_read(dict(self.options), filters=None)
 
 
-def plan_read(options: Mapping[str, str], filters: list | None) -> ReadPlan:
+def plan_read(
+    options: Mapping[str, str], filters: list | None, table: HudiTable | None = None
+) -> ReadPlan:
     path = options.get("path")
     if not path:
-        raise HudiError('reading format("hudi") needs a path: .load("/path/to/table")')
-    table = HudiTable.open(path)
+        raise InvalidOptionError('reading format("hudi") needs a path: .load("/path/to/table")')
+    table = table or HudiTable.open(path)
     request = read_request({**table.options, **options}, filters=filters)
     plan = TableReader(table.storage, table.config, table.engine).plan(request)
     if plan is None:
-        raise HudiError(f"the table at {path} has no commits yet: nothing to read")
+        raise SchemaError(f"the table at {path} has no commits yet: no schema, nothing to read")
     return plan
 
 
@@ -112,12 +127,14 @@ class HudiReader(DataSourceReader):
         self.partition_filters: list[tuple[str, str, Any]] = []
         self._plan: ReadPlan | None = None
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
-        """Filters on partition columns prune file slices; Spark still applies every filter
-        to the rows (all are handed back), so pruning only ever skips whole slices."""
-        partition_columns = _partition_columns(self.options)
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's)
+        """Filters on partition columns prune file slices of guarded DataFrames (see the
+        module doc); Spark still applies every filter to the rows (all are handed back), so
+        pruning only ever skips whole slices."""
         self.partition_filters = []  # of this query only: Spark reuses readers across queries
         self._plan = None
+        prunes = GUARD_OPTION in self.options
+        partition_columns = _partition_columns(self.options) if prunes else set()
         for spark_filter in filters:
             op = _PUSHABLE.get(type(spark_filter))
             column = spark_filter.attribute
@@ -154,152 +171,12 @@ def _partition_columns(options: Mapping[str, str]) -> set[str]:
     return {field.split(":")[0] for field in table.config.partition_fields}
 
 
-def _guard_reads() -> None:
-    """Adds the always-true filter (see the module doc) to DataFrames loaded as "hudi"."""
-    if getattr(DataFrameReader, "_hudi_guarded", False):
-        return
-    original_format, original_load = DataFrameReader.format, DataFrameReader.load
-
-    def format(self: DataFrameReader, source: str) -> DataFrameReader:
-        self._hudi_source = source.lower()
-        return original_format(self, source)
-
-    def load(self: DataFrameReader, path=None, format=None, schema=None, **options):
-        with raised_as_hudi_errors():  # no table at the path: TableNotFoundError, say
-            df = original_load(self, path, format, schema, **options)
-        if (format or getattr(self, "_hudi_source", "")).lower() != FORMAT:
-            return df
-        return df.where(F.col(_guard_column(df, path)).isNotNull())
-
-    DataFrameReader.format = format
-    DataFrameReader.load = load
-    DataFrameReader._hudi_guarded = True
-
-
-def _guard_column(df: DataFrame, path: str | None) -> str:
+def _guard_column(table: HudiTable, plan: ReadPlan) -> str:
     """A column never null in a Hudi table: the commit time, else a record key field."""
-    if COMMIT_TIME_FIELD in df.columns:
+    if COMMIT_TIME_FIELD in plan.output_schema.names:
         return COMMIT_TIME_FIELD
-    table = HudiTable.open(path)
     return table.config.record_key_fields[0]
 
 
-# ---- writes
-
-
-def _route_writes_to_spark_writer() -> None:
-    """Wraps DataFrameWriter once so that format("hudi") writes go to the SparkWriter."""
-    if getattr(DataFrameWriter, "_hudi_routed", False):
-        return
-    original_format = DataFrameWriter.format
-
-    def format(self: DataFrameWriter, source: str) -> Any:
-        if source.lower() == FORMAT:
-            return HudiDataFrameWriter(self._df, self._hudi_mode, self._hudi_options)
-        return original_format(self, source)
-
-    _record_calls("mode", lambda self, mode: setattr(self, "_hudi_mode_set", mode))
-    _record_calls("option", lambda self, key, value: _options_of(self).update({key: value}))
-    _record_calls("options", lambda self, **opts: _options_of(self).update(opts))
-    DataFrameWriter.format = format
-    DataFrameWriter._hudi_mode = property(lambda self: getattr(self, "_hudi_mode_set", None))
-    DataFrameWriter._hudi_options = property(_options_of)
-    DataFrameWriter._hudi_routed = True
-
-
-def _record_calls(name: str, record) -> None:
-    original = getattr(DataFrameWriter, name)
-
-    def wrapped(self, *args, **kwargs):
-        record(self, *args, **kwargs)
-        return original(self, *args, **kwargs)
-
-    setattr(DataFrameWriter, name, wrapped)
-
-
-def _options_of(writer: DataFrameWriter) -> dict[str, Any]:
-    if not hasattr(writer, "_hudi_recorded_options"):
-        writer._hudi_recorded_options = {}
-    return writer._hudi_recorded_options
-
-
-class HudiDataFrameWriter:
-    """`df.write.format("hudi")`: options, mode and save, with Apache Hudi's option names."""
-
-    def __init__(self, df: DataFrame, mode: str | None, options: Mapping[str, Any]) -> None:
-        self._df = df
-        self._mode = (mode or "errorifexists").lower()
-        self._options = {k: str(v) for k, v in options.items()}
-
-    def option(self, key: str, value: Any) -> HudiDataFrameWriter:
-        self._options[key] = str(value).lower() if isinstance(value, bool) else str(value)
-        return self
-
-    def options(self, **options: Any) -> HudiDataFrameWriter:
-        for key, value in options.items():
-            self.option(key, value)
-        return self
-
-    def mode(self, mode: str) -> HudiDataFrameWriter:
-        self._mode = mode.lower()
-        return self
-
-    def partitionBy(self, *columns: str) -> HudiDataFrameWriter:  # noqa: N802 (Spark's name)
-        self._options.setdefault(W.PARTITION_PATH_FIELD.key, ",".join(columns))
-        return self
-
-    def save(self, path: str | None = None) -> str | None:
-        """Writes the DataFrame; returns the instant time (None: nothing written)."""
-        path = path or self._options.get("path")
-        if not path:
-            raise HudiError('df.write.format("hudi").save(path) needs a path')
-        exists = Storage(path).exists(PROPERTIES_FILE)
-        if exists and self._mode in ("error", "errorifexists", "default"):
-            raise TableExistsError(
-                f"a Hudi table exists at {path}; write with .mode('append') to add to it"
-            )
-        if exists and self._mode == "ignore":
-            return None
-        if exists and self._mode == "overwrite":
-            _delete_table(path)
-            exists = False
-        table = HudiTable.open(path) if exists else self._create(path)
-        operation = Options(self._options).get_option(W.OPERATION).lower()
-        writer = SparkWriter(self._df.sparkSession, table)
-        return writer.write(self._df, operation, self._options)
-
-    def _create(self, path: str) -> HudiTable:
-        opts = Options(self._options)
-        name = self._options.get(T.TABLE_NAME.key)
-        record_keys = opts.get_option(W.RECORD_KEY_FIELD)
-        if not name or not record_keys:
-            raise InvalidOptionError(
-                f"creating a table needs {T.TABLE_NAME.key} and {W.RECORD_KEY_FIELD.key}"
-            )
-        partitions = opts.get_option(W.PARTITION_PATH_FIELD)
-        return HudiTable.create(
-            path,
-            name=name,
-            table_type=opts.get_option(W.TABLE_TYPE),
-            record_key_fields=_fields(record_keys),
-            partition_fields=_fields(partitions),
-            precombine_field=opts.get_option(W.PRECOMBINE_FIELD),
-            options=self._options,
-        )
-
-
-def _fields(value: str | list[str] | None) -> list[str]:
-    if not value:
-        return []
-    if isinstance(value, list):
-        return value
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
-def _delete_table(path: str) -> None:
-    """Overwrite mode: the table goes, as Apache Hudi's Spark writer deletes it."""
-    storage = Storage(path)
-    if storage.is_local:
-        shutil.rmtree(storage.base_path)
-    else:
-        storage.fs.delete_dir(storage.base_path)
+def _option_value(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

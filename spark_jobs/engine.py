@@ -2,18 +2,20 @@
 
 Items (compaction operations, slices to index, files to delete) are small descriptions; the
 tasks read and write data files where they run and return small results (write stats), which
-are all the driver collects.
+are all the driver collects. A HudiError a task raises reaches the caller as itself (see
+spark_jobs.task_errors).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from pyspark import TaskContext
 from pyspark.sql import SparkSession
 
 from hudi_core.engine import running_attempt
+from spark_jobs.task_errors import TaskErrors
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -30,20 +32,22 @@ class SparkEngine:
             return []
         indexed = list(enumerate(items))
         rdd = self.spark.sparkContext.parallelize(indexed, numSlices=len(indexed))
-        results = rdd.map(_AttemptAware(fn)).collect()
+        errors = TaskErrors(self.spark)
+        results = rdd.mapPartitions(errors.guard(_AttemptAware(fn))).collect()
+        errors.check()
         return [result for _, result in sorted(results, key=lambda pair: pair[0])]
 
 
 class _AttemptAware:
-    """Runs `fn` on one (index, item) pair, telling hudi_core which task attempt this is."""
+    """Runs `fn` on (index, item) pairs, telling hudi_core which task attempt this is."""
 
     def __init__(self, fn: Callable) -> None:
         self.fn = fn
 
-    def __call__(self, pair: tuple[int, object]) -> tuple[int, object]:
-        index, item = pair
-        with running_attempt(current_attempt()):
-            return index, self.fn(item)
+    def __call__(self, pairs: Iterator[tuple[int, object]]) -> Iterator[tuple[int, object]]:
+        for index, item in pairs:
+            with running_attempt(current_attempt()):
+                yield index, self.fn(item)
 
 
 def current_attempt() -> int:

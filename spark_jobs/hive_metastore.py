@@ -21,6 +21,8 @@ from pyspark.sql import SparkSession
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TTransport
 
+from hudi_core.errors import SyncError
+
 # Java exceptions raised again in Python as the thrift exception of the same name.
 _ERRORS = {
     cls.__name__: cls
@@ -160,7 +162,7 @@ def _embedded(conf: Any) -> Any:
     """`conf`, unless it names a remote metastore: that one is for sync mode hms."""
     uris = (conf.get("hive.metastore.uris") or "").strip()
     if uris:
-        raise ValueError(
+        raise SyncError(
             f"Spark's Hive metastore is remote ({uris}): sync with mode hms and this URI"
         )
     return conf

@@ -25,13 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hudi_core.config import Options
 from hudi_core.config import hive_sync_options as HS
-from hudi_core.config.option import Options
-from hudi_core.errors import HudiError
+from hudi_core.errors import InvalidOptionError
 from hudi_core.lock import table_lock
 from hudi_core.storage import Storage
-from hudi_core.sync import sync_table
-from hudi_core.sync.partition_commit import METASTORE, commit_policies
+from hudi_core.sync import METASTORE, commit_policies, sync_table
 from spark_jobs import cli
 
 JOB = "hive_sync"
@@ -98,7 +97,7 @@ def parse_watermark(text: str) -> int:
     try:
         moment = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError as exc:
-        raise HudiError(
+        raise InvalidOptionError(
             f"--watermark {text!r} is neither an ISO date-time nor epoch millis"
         ) from exc
     if moment.tzinfo is None:

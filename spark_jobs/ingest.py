@@ -22,12 +22,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from hudi_core import HudiTable
-from hudi_core.config.table_config import PROPERTIES_FILE
-from hudi_core.errors import HudiError
-from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core import HudiTable, TableType, WriteOperation
+from hudi_core.config import PROPERTIES_FILE
+from hudi_core.errors import InvalidOptionError, TableNotFoundError
 from hudi_core.storage import Storage
-from hudi_core.timeline import ActiveTimeline
 from spark_jobs import cli
 from spark_jobs.engine import SparkEngine
 from spark_jobs.sources import FORMATS, Window, new_files, read_files
@@ -35,7 +33,6 @@ from spark_jobs.writer import SparkWriter
 
 JOB = "ingest"
 CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
-OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite")
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -68,28 +65,28 @@ def ingest_once(spark, table: HudiTable, args) -> dict[str, Any]:
     instant_time = SparkWriter(spark, table).write(rows, args.op, extra_metadata=extra)
     if instant_time is None:
         return cli.result(JOB, args.base_path, None, files=len(drop.files))
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    instant = timeline.find(instant_time)
-    stats = CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).write_stats()
+    commit = table.inspect.commit(instant_time)
     return cli.result(
         JOB,
         args.base_path,
-        instant,
+        commit.instant,
         files=len(drop.files),
         checkpoint=drop.checkpoint,
-        rows_written=sum(s.num_writes for s in stats),
-        inserts=sum(s.num_inserts for s in stats),
-        updates=sum(s.num_update_writes for s in stats),
-        deletes=sum(s.num_deletes for s in stats),
-        file_groups=len({(s.partition_path, s.file_id) for s in stats}),
+        rows_written=commit.totals.rows_written,
+        inserts=commit.totals.rows_inserted,
+        updates=commit.totals.rows_updated,
+        deletes=commit.totals.rows_deleted,
+        file_groups=len({(f.partition, f.file_id) for p in commit.partitions for f in p.files}),
     )
 
 
 def last_checkpoint(table: HudiTable) -> str | None:
     """The checkpoint the newest commit that recorded one holds."""
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    for instant in reversed(timeline.completed_writes()):
-        extra = CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).extra_metadata
+    inspector = table.inspect
+    for instant in reversed(inspector.timeline()):
+        if not (instant.is_write and instant.is_completed):
+            continue
+        extra = inspector.commit(instant.timestamp).extra_metadata
         if extra.get(CHECKPOINT_KEY):
             return extra[CHECKPOINT_KEY]
     return None
@@ -100,7 +97,7 @@ def _table(spark, args, options: dict[str, str]) -> HudiTable:
     if Storage(args.base_path).exists(PROPERTIES_FILE):
         return cli.open_table(spark, args, options)
     if not (args.table_name and args.record_key_field):
-        raise HudiError(
+        raise TableNotFoundError(
             f"no table at {args.base_path}: creating one needs --table-name and "
             "--record-key-field (and --partition-path-field, --precombine-field as it has them)"
         )
@@ -122,7 +119,7 @@ def _window(args) -> Window | None:
     since = _epoch_ms(args.modified_since, "--modified-since") if args.modified_since else 0
     until = _epoch_ms(args.modified_until, "--modified-until") if args.modified_until else 2**63
     if since >= until:
-        raise HudiError(
+        raise InvalidOptionError(
             f"--modified-since {args.modified_since} is not before --modified-until "
             f"{args.modified_until}"
         )
@@ -134,7 +131,9 @@ def _epoch_ms(text: str, flag: str) -> int:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError as exc:
-        raise HudiError(f"{flag} {text!r} is not an ISO date or time (2026-11-01)") from exc
+        raise InvalidOptionError(
+            f"{flag} {text!r} is not an ISO date or time (2026-11-01)"
+        ) from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return int(moment.timestamp() * 1000)
@@ -149,12 +148,14 @@ def _arguments(argv: Sequence[str] | None):
     parser.add_argument("--source-path", required=True, help="directory the files land in")
     parser.add_argument("--source-format", required=True, choices=FORMATS)
     parser.add_argument("--source-limit", type=int, help="bytes of files one round reads at most")
-    parser.add_argument("--op", default="upsert", choices=OPERATIONS, type=str.lower)
+    parser.add_argument(
+        "--op", default=WriteOperation.UPSERT, choices=list(WriteOperation), type=WriteOperation
+    )
     parser.add_argument(
         "--table-type",
-        default="COPY_ON_WRITE",
-        choices=("COPY_ON_WRITE", "MERGE_ON_READ"),
-        type=str.upper,
+        default=TableType.COPY_ON_WRITE,
+        choices=list(TableType),
+        type=TableType,
         help="of a table created by this run",
     )
     parser.add_argument("--record-key-field", help="record key field(s), comma-separated")

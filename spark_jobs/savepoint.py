@@ -12,8 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_core.errors import HudiError
-from hudi_core.timeline import ActiveTimeline
+from hudi_core.errors import ServiceError
 from spark_jobs import cli
 
 JOB = "savepoint"
@@ -26,13 +25,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--delete", action="store_true", help="delete the savepoint instead")
     args = parser.parse_args(argv)
     table = cli.job_table(JOB, args)
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
     instant_time = args.instant_time
     if instant_time is None:
-        latest = timeline.last_completed_write()
-        if latest is None:
-            raise HudiError("the table has no completed commit to savepoint")
-        instant_time = latest.timestamp
+        writes = [i for i in table.inspect.timeline() if i.is_write and i.is_completed]
+        if not writes:
+            raise ServiceError("the table has no completed commit to savepoint")
+        instant_time = writes[-1].timestamp
     if args.delete:
         table.delete_savepoint(instant_time)
         return cli.result(JOB, args.base_path, instant_time, "savepoint", "DELETED")

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from hudi_core.errors import HudiError
-from hudi_core.schema.to_arrow import avro_to_arrow
+from hudi_core.errors import InvalidOptionError
+from hudi_core.schema import avro_to_arrow
 
 FORMATS = ("json", "csv", "parquet", "avro")
 _EXTENSIONS = {"json": (".json", ".jsonl"), "csv": (".csv",), "parquet": (".parquet",)}
@@ -59,7 +59,9 @@ def new_files(
     """Files of the format modified after `checkpoint` (or within `window`), oldest first, up
     to `limit_bytes` (whole modification times at a time; at least one)."""
     if source_format not in FORMATS:
-        raise HudiError(f"--source-format {source_format} is not one of {', '.join(FORMATS)}")
+        raise InvalidOptionError(
+            f"--source-format {source_format} is not one of {', '.join(FORMATS)}"
+        )
     filesystem, root = pafs.FileSystem.from_uri(_as_uri(source_path))
     selector = pafs.FileSelector(root, recursive=True, allow_not_found=False)
     after = int(checkpoint) if checkpoint else -1

@@ -25,7 +25,6 @@ partition writes new file groups of its rows.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -34,37 +33,41 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel, TaskContext
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
-from hudi_core import errors
+from hudi_core import HudiTable, SchemaError, WriteOperation
 from hudi_core.config import write_options as W
-from hudi_core.engine import running_attempt
-from hudi_core.errors import HudiError
-from hudi_core.index.base import IndexContext, match_keys
-from hudi_core.keygen.partition import require_safe_partition_paths
-from hudi_core.merge.record_merger import DELETE_COLUMN
-from hudi_core.model.commit_metadata import WriteStat
-from hudi_core.model.file_group import FileSlice
-from hudi_core.model.file_names import new_file_id
-from hudi_core.model.partition_metadata import ensure_partition_metadata
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.table import HudiTable
-from hudi_core.write.bucket_plan import NO_BUCKET, BucketPlan, plan_buckets
-from hudi_core.write.client import WriteClient, WriteJob
-from hudi_core.write.handles import CreateTask, WriteSettings
-from hudi_core.write.prepare import BatchPreparer
-from hudi_core.write.transaction import WriteTransaction
+from hudi_core.distributed import (
+    DELETE_COLUMN,
+    NO_BUCKET,
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+    BatchCount,
+    BatchPreparer,
+    BucketPlan,
+    CreateTask,
+    FileSlice,
+    IndexContext,
+    Lookup,
+    WriteClient,
+    WriteJob,
+    WriteSettings,
+    WriteStat,
+    ensure_partition_metadata,
+    match_keys,
+    new_file_id,
+    running_attempt,
+)
 from spark_jobs import blobs
 from spark_jobs.blobs import FILE_ID
 from spark_jobs.engine import SparkEngine, current_attempt
 from spark_jobs.sources import ArrowFiles
+from spark_jobs.task_errors import TaskErrors
 
 STATS_SCHEMA = "stat string"
 FLUSH_BYTES = 64 << 20  # prepared rows a task packs into blobs at a time
-Counts = list[tuple[str, str | None, bool, int]]  # (partition path, file id, delete, rows)
 
 
 class SparkWriter:
@@ -78,21 +81,27 @@ class SparkWriter:
     def write(
         self,
         df: DataFrame | ArrowFiles,
-        operation: str = "upsert",
+        operation: WriteOperation | str = WriteOperation.UPSERT,
         options: Mapping[str, Any] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
     ) -> str | None:
         """Writes `df` (or files Python reads on the executors); returns the instant time,
-        None when there was nothing to write."""
+        None when there was nothing to write. A HudiError raised on an executor is raised
+        here as itself (spark_jobs.task_errors), before anything is committed."""
         merged = {**self.table.options, **(options or {})}
         client = WriteClient(self.table.storage, self.table.config, self.engine)
-        with raised_as_hudi_errors(), _Cache(self.spark) as cache:
+        self.errors = TaskErrors(self.spark)  # this write's: none outlives it
+        with _Cache(self.spark, self.errors) as cache:
             job = client.start(operation, merged)
-            if job.op in ("DELETE_PARTITION", "BULK_INSERT") and isinstance(df, ArrowFiles):
+            operation = job.operation
+            if operation in (
+                WriteOperation.DELETE_PARTITION,
+                WriteOperation.BULK_INSERT,
+            ) and isinstance(df, ArrowFiles):
                 df = df.to_dataframe(self.spark)
-            if job.op == "DELETE_PARTITION":
+            if operation is WriteOperation.DELETE_PARTITION:
                 return self._delete_partitions(job, df, extra_metadata)
-            if job.op == "BULK_INSERT":
+            if operation is WriteOperation.BULK_INSERT:
                 return self._bulk_insert(job, df, cache, extra_metadata)
             return self._routed_write(job, df, cache, extra_metadata)
 
@@ -110,34 +119,31 @@ class SparkWriter:
         rows_schema, data_schema = _prepared_schema(job, arrow_schema)
         shuffle = _shuffle_values(self.spark, self._shuffle_partitions(job, df))
         preparer = _PrepareBlobs(job.preparer, rows_schema, shuffle, files)
-        split = df.mapInArrow(preparer, blobs.SPARK_SCHEMA)
+        split = df.mapInArrow(self.errors.guard(preparer), blobs.SPARK_SCHEMA)
         # Counting prepares every row before an instant exists, as hudi_core does, so a bad
         # batch (null keys, say) fails with nothing to roll back.
         split, counts = cache.counted(split)
-        if not counts and job.skips_empty_batch:
+        planner = job.planner
+        if not counts and planner.skips_empty_batch:
             return None
-        if data_schema is None:
-            raise HudiError("nothing to write: the table has no schema and the batch none")
+        data_schema = _required(data_schema)
         with job.transaction() as transaction:
-            touched = {partition for partition, *_ in counts}
-            replaced, candidates, keep = _what_to_tag(
-                job, transaction.view.latest_slices(), touched
-            )
+            view = transaction.view
+            touched = {count.partition_path for count in counts}
+            replaced = planner.replaced(view.latest_slices(), touched)
+            lookup = planner.lookup(view.latest_slices(), touched)
             tagged = split
-            if job.combine or candidates:
-                combined = self._combined_and_tagged(
-                    job, split, candidates, keep, rows_schema, shuffle
-                )
+            if planner.combine or lookup.slices:
+                combined = self._combined_and_tagged(job, split, lookup, rows_schema, shuffle)
                 tagged, counts = cache.counted(combined)
-            plan = self._plan(job, transaction, counts, replaced is None)
+            plan = planner.buckets_for_counts(counts, view, job.sizing)
             settings = job.settings(transaction.instant_time, data_schema)
             for partition in sorted({b.partition_path for b in plan.buckets}):
                 ensure_partition_metadata(job.storage, partition, transaction.instant_time)
             transaction.start_execution(b.planned_work() for b in plan.buckets)
             stats = []
             if plan.buckets:
-                allow_duplicates = job.options.get_option(W.MERGE_ALLOW_DUPLICATE_ON_INSERTS)
-                match = not (job.op == "INSERT" and allow_duplicates)
+                match = planner.matches_keys
                 stats = self._write_buckets(tagged, plan, settings, match, rows_schema)
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
@@ -146,23 +152,23 @@ class SparkWriter:
         self,
         job: WriteJob,
         split: DataFrame,
-        candidates: list[FileSlice],
-        keep: str,
+        lookup: Lookup,
         rows_schema: pa.Schema,
         shuffle: np.ndarray,
     ) -> DataFrame:
-        """Blobs of the rows pre-combined (when the operation does) and tagged with their file
-        group: each key slot's rows meet the keys stored for that slot in one task."""
+        """Blobs of the rows pre-combined (when the operation does) and looked up as the
+        planner says: each key slot's rows meet the keys stored for that slot in one task."""
         keyed = split
-        if candidates:
-            keyed = split.unionByName(self._stored_keys(job, candidates, shuffle))
-        reducer = _CombineAndTag(job.preparer, job.combine, candidates, keep, rows_schema)
+        if lookup.slices:
+            keyed = split.unionByName(self._stored_keys(job, lookup.slices, shuffle))
+        reducer = _CombineAndTag(job.preparer, job.planner.combine, lookup, rows_schema)
+        reducer = self.errors.guard(reducer)
         return keyed.repartition(len(shuffle), "slot").mapInArrow(reducer, blobs.SPARK_SCHEMA)
 
     def _shuffle_partitions(self, job: WriteJob, df: DataFrame) -> int:
         """The operation's hoodie.*.shuffle.parallelism, else the input's partitions (at
         least the engine's parallelism), as Apache Hudi infers it."""
-        configured = job.shuffle_parallelism
+        configured = job.planner.shuffle_parallelism
         if configured > 0:
             return configured
         return max(df.rdd.getNumPartitions(), self.engine.parallelism)
@@ -176,30 +182,8 @@ class SparkWriter:
             job.storage, None, candidates, job.key_generator, job.config.populate_meta_fields
         )
         ids = self.spark.range(len(candidates), numPartitions=max(1, min(len(candidates), 64)))
-        return ids.mapInArrow(_StoredKeyBlobs(context, shuffle), blobs.SPARK_SCHEMA)
-
-    def _plan(
-        self, job: WriteJob, transaction: WriteTransaction, counts: Counts, use_small_files: bool
-    ) -> BucketPlan:
-        updates: dict[tuple[str, str], int] = {}
-        inserts: dict[str, int] = {}
-        for partition, file_id, is_delete, count in counts:
-            if file_id is not None:
-                updates[(partition, file_id)] = updates.get((partition, file_id), 0) + count
-            elif not is_delete or job.keeps_every_change:  # see BucketPlan.every_change
-                inserts[partition] = inserts.get(partition, 0) + count
-        job.refuse_updates_under_clustering(updates)
-        view = transaction.view
-        return plan_buckets(
-            updates,
-            inserts,
-            view.latest_slices(),
-            job.sizing,
-            job.log_targets(view),
-            use_small_files and job.tops_up_small_files,
-            job.keeps_every_change,
-            job.held_by_clustering,
-        )
+        stored_keys = self.errors.guard(_StoredKeyBlobs(context, shuffle))
+        return ids.mapInArrow(stored_keys, blobs.SPARK_SCHEMA)
 
     def _write_buckets(
         self,
@@ -211,10 +195,12 @@ class SparkWriter:
     ) -> list[WriteStat]:
         count = len(plan.buckets)
         shuffle = _shuffle_values(self.spark, count)
-        routed = tagged.mapInArrow(_RouteBlobs(plan, shuffle), blobs.SPARK_SCHEMA)
-        runner = _RunBuckets(plan, settings, match_keys, rows_schema)
+        routed = tagged.mapInArrow(
+            self.errors.guard(_RouteBlobs(plan, shuffle)), blobs.SPARK_SCHEMA
+        )
+        runner = self.errors.guard(_RunBuckets(plan, settings, match_keys, rows_schema))
         stats = routed.repartition(count, "slot").mapInArrow(runner, STATS_SCHEMA)
-        return [WriteStat.from_json(json.loads(row.stat)) for row in stats.collect()]
+        return [WriteStat.from_json(json.loads(row.stat)) for row in self.errors.collect(stats)]
 
     # ---- bulk insert
 
@@ -228,17 +214,18 @@ class SparkWriter:
         rows_schema, data_schema = _prepared_schema(job, _arrow_schema(self.spark, df))
         spark_schema = from_arrow_schema(rows_schema, prefer_timestamp_ntz=False)
         partitions = self._shuffle_partitions(job, df)
-        if job.combine:
+        combine = job.planner.combine
+        if combine:
             # A key's record key columns decide its key: rows of one key meet in one task.
             key_columns = [F.col(name) for name in job.config.record_key_fields]
             df = df.repartition(partitions, *key_columns)
-        prepared = df.mapInArrow(_Prepare(job.preparer, rows_schema, job.combine), spark_schema)
+        preparer = self.errors.guard(_Prepare(job.preparer, rows_schema, combine))
+        prepared = df.mapInArrow(preparer, spark_schema)
         prepared = prepared.where(~F.col(DELETE_COLUMN))
         prepared, with_rows = cache.partitions_of(prepared)
-        if not with_rows and job.skips_empty_batch:
+        if not with_rows and job.planner.skips_empty_batch:
             return None
-        if data_schema is None:
-            raise HudiError("nothing to write: the table has no schema and the batch none")
+        data_schema = _required(data_schema)
         mode = job.options.get_option(W.BULK_INSERT_SORT_MODE)
         if mode == "GLOBAL_SORT":
             order = [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
@@ -250,8 +237,8 @@ class SparkWriter:
             transaction.start_execution([])
             for partition in sorted(with_rows):
                 ensure_partition_metadata(job.storage, partition, settings.instant_time)
-            writer = _CreateFileGroups(settings, rows_schema)
-            stats = prepared.mapInArrow(writer, STATS_SCHEMA).collect()
+            writer = self.errors.guard(_CreateFileGroups(settings, rows_schema))
+            stats = self.errors.collect(prepared.mapInArrow(writer, STATS_SCHEMA))
             stats = [WriteStat.from_json(json.loads(row.stat)) for row in stats]
             transaction.complete(stats, data_schema, None, extra_metadata)
         return transaction.instant_time
@@ -261,22 +248,15 @@ class SparkWriter:
     def _delete_partitions(
         self, job: WriteJob, df: DataFrame, extra_metadata: Mapping[str, str] | None
     ) -> str:
-        listed = job.options.get_option(W.PARTITIONS_TO_DELETE)
-        if listed:
-            partitions = {p.strip() for p in listed.split(",") if p.strip()}
-            require_safe_partition_paths(sorted(partitions), W.PARTITIONS_TO_DELETE.key)
-        else:
-            paths = df.mapInArrow(_PartitionPaths(job.key_generator), "p string")
-            partitions = {row.p for row in paths.distinct().collect()}
-        if not partitions:
-            raise HudiError(
-                "delete_partition needs hoodie.datasource.write.partitions.to.delete or rows "
-                "naming the partitions"
-            )
+        def named_by_rows() -> list[str]:
+            named = self.errors.guard(_PartitionPaths(job.key_generator))
+            paths = df.mapInArrow(named, "p string")
+            return [row.p for row in self.errors.collect(paths.distinct())]
+
+        partitions = job.planner.partitions_to_delete(named_by_rows)
         with job.transaction() as transaction:
-            doomed = [s for s in transaction.view.latest_slices() if s.partition_path in partitions]
+            replaced = job.planner.replaced(transaction.view.latest_slices(), partitions)
             transaction.start_execution([])
-            replaced = _file_ids_by_partition(doomed)
             transaction.complete([], job.table_schema, replaced, extra_metadata)
         return transaction.instant_time
 
@@ -337,21 +317,15 @@ class _StoredKeyBlobs:
 
 class _CombineAndTag:
     """All rows of some keys, with the stored copies of those keys: pre-combines them and
-    tags each with the file group holding its key. `keep`: "tagged" (upserts, deletes),
-    "new" (inserts dropping keys the table holds) or "all" (no tagging)."""
+    looks them up as the planner's `lookup` says (tags each with the file group holding its
+    key, or drops the rows whose key is stored)."""
 
     def __init__(
-        self,
-        preparer: BatchPreparer,
-        combine: bool,
-        candidates: list[FileSlice],
-        keep: str,
-        schema: pa.Schema,
+        self, preparer: BatchPreparer, combine: bool, lookup: Lookup, schema: pa.Schema
     ) -> None:
         self.preparer = preparer
         self.combine = combine
-        self.candidates = candidates
-        self.keep = keep
+        self.lookup = lookup
         self.schema = schema
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -364,16 +338,16 @@ class _CombineAndTag:
         if self.combine:
             rows = self.preparer.precombine(rows)
         file_ids = pa.nulls(rows.num_rows, pa.string())
-        if self.candidates:
-            file_ids = match_keys(rows, self.candidates, self._stored(received))
-        if self.keep == "new":
+        if self.lookup.slices:
+            file_ids = match_keys(rows, self.lookup.slices, self._stored(received))
+        if self.lookup.drops_stored:
             rows = rows.filter(pc.is_null(file_ids))
-        if self.keep != "tagged":
+        if not self.lookup.tags:
             file_ids = pa.nulls(rows.num_rows, pa.string())
         yield from blobs.batches_of(rows.append_column(FILE_ID, file_ids), -1, counted=True)
 
     def _stored(self, received: pa.Table) -> list[pa.ChunkedArray]:
-        parts: list[list[pa.Array]] = [[] for _ in self.candidates]
+        parts: list[list[pa.Array]] = [[] for _ in self.lookup.slices]
         for index, keys in blobs.decode(received, blobs.KEYS):
             parts[index].extend(keys.column(0).chunks)
         return [pa.chunked_array(chunks, pa.string()) for chunks in parts]
@@ -482,12 +456,15 @@ class _PartitionPaths:
 class _Cache:
     """The DataFrames a write caches (each read by a count, then by the next step), built
     uncompressed (they live for one write, and compressing them would cost as much as
-    preparing the rows), and unpersisted when the write ends."""
+    preparing the rows), and unpersisted when the write ends. The action filling a cache
+    checks the write's task errors: a cache may hold the partial output of a task that handed
+    back a HudiError, and nothing may read it after that."""
 
     _COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, errors: TaskErrors) -> None:
         self.spark = spark
+        self.errors = errors
         self.cached: list[DataFrame] = []
 
     def __enter__(self) -> _Cache:
@@ -497,17 +474,19 @@ class _Cache:
         for df in self.cached:
             df.unpersist()
 
-    def counted(self, blob_rows: DataFrame) -> tuple[DataFrame, Counts]:
+    def counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BatchCount]]:
         """`blob_rows` cached, and their counts (computing them fills the cache)."""
         with self._uncompressed():
             cached = self._persist(blob_rows)
-            return cached, blobs.summed_counts(cached)
+            counts = blobs.summed_counts(cached)
+            self.errors.check()
+            return cached, [BatchCount(*count) for count in counts]
 
     def partitions_of(self, rows: DataFrame) -> tuple[DataFrame, set[str]]:
         """`rows` cached, and the partition paths they hold."""
         with self._uncompressed():
             cached = self._persist(rows)
-            found = cached.select(PARTITION_PATH_FIELD).distinct().collect()
+            found = self.errors.collect(cached.select(PARTITION_PATH_FIELD).distinct())
             return cached, {row[0] for row in found}
 
     def _persist(self, df: DataFrame) -> DataFrame:
@@ -525,22 +504,6 @@ class _Cache:
             self.spark.conf.set(self._COMPRESSED, before)
 
 
-def _what_to_tag(
-    job: WriteJob, slices: list[FileSlice], touched: set[str]
-) -> tuple[dict[str, list[str]] | None, list[FileSlice], str]:
-    """What the operation replaces (insert_overwrite: the touched partitions' file groups, or
-    all), the slices whose stored keys it is tagged against, and which rows it keeps
-    (see _CombineAndTag)."""
-    if job.op in ("INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE"):
-        whole = job.op == "INSERT_OVERWRITE_TABLE"
-        doomed = [s for s in slices if whole or s.partition_path in touched]
-        return _file_ids_by_partition(doomed), [], "all"
-    if job.op == "INSERT" and not job.options.get_option(W.INSERT_DROP_DUPLICATES):
-        return None, [], "all"
-    candidates = [s for s in slices if s.base_file and s.partition_path in touched]
-    return None, candidates, "new" if job.op == "INSERT" else "tagged"
-
-
 def _arrow_schema(spark: SparkSession, df: DataFrame) -> pa.Schema:
     return to_arrow_schema(df.schema, timezone=spark.conf.get("spark.sql.session.timeZone"))
 
@@ -552,22 +515,10 @@ def _prepared_schema(job: WriteJob, arrow_schema: pa.Schema) -> tuple[pa.Schema,
     return sample.schema, data_schema
 
 
-_EXECUTOR_HUDI_ERROR = re.compile(r"hudi_core\.errors\.(\w+): ([^\n]*)")
-
-
-@contextmanager
-def raised_as_hudi_errors() -> Iterator[None]:
-    """A HudiError raised in a Python worker (an executor's task, or a data source's planning)
-    reaches the driver as a Spark exception holding the worker's traceback; callers get the
-    hudi_core error itself instead."""
-    try:
-        yield
-    except PySparkException as failure:
-        found = _EXECUTOR_HUDI_ERROR.findall(str(failure))
-        error = getattr(errors, found[-1][0], None) if found else None
-        if isinstance(error, type) and issubclass(error, HudiError):
-            raise error(found[-1][1].strip()) from failure
-        raise
+def _required(data_schema: pa.Schema | None) -> pa.Schema:
+    if data_schema is None:
+        raise SchemaError("nothing to write: the table has no schema and the batch none")
+    return data_schema
 
 
 def _all_rows(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
@@ -584,13 +535,6 @@ def _as_prepared(rows: pa.Table, schema: pa.Schema) -> pa.Table:
 def _stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
     payload = [json.dumps(stat.to_json()) for stat in stats]
     return pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], ["stat"])
-
-
-def _file_ids_by_partition(slices: list[FileSlice]) -> dict[str, list[str]]:
-    by_partition: dict[str, list[str]] = {}
-    for file_slice in slices:
-        by_partition.setdefault(file_slice.partition_path, []).append(file_slice.file_id)
-    return by_partition
 
 
 def _shuffle_values(spark: SparkSession, count: int) -> np.ndarray:

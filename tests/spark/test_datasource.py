@@ -1,19 +1,37 @@
-"""`spark.read.format("hudi")` and `df.write.format("hudi")`: every supported type round-trips,
-snapshot / read-optimized / incremental / time-travel reads equal hudi-rs's, filters on the
-partition column prune file slices, and save modes behave as Apache Hudi's Spark writer's."""
+"""`spark.read.format("hudi")`, `spark_jobs.read` and `spark_jobs.write`: every supported type
+round-trips, snapshot / read-optimized / incremental / time-travel reads equal hudi-rs's,
+filters on the partition column prune file slices, save modes behave as Apache Hudi's Spark
+writer's, and registering the data source leaves Spark's reader and writer classes alone."""
 
 from __future__ import annotations
+
+import inspect
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrameReader, DataFrameWriter
 
-from hudi_core import HudiTable
-from hudi_core.errors import InvalidOptionError, TableExistsError, TableNotFoundError
-from hudi_core.read.file_system_view import FileSystemView
-from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, is_meta_field
-from hudi_core.timeline import ActiveTimeline
-from tests import datagen, oracle
+# Spark's own reader and writer methods, captured before spark_jobs is imported here.
+SPARKS_OWN = {
+    cls: dict(inspect.getmembers(cls, inspect.isfunction))
+    for cls in (DataFrameReader, DataFrameWriter)
+}
+
+import spark_jobs  # noqa: E402 (after the capture above)
+from hudi_core import HudiTable  # noqa: E402
+from hudi_core.errors import (  # noqa: E402
+    InvalidOptionError,
+    SchemaError,
+    TableExistsError,
+    TableNotFoundError,
+)
+from hudi_core.read.file_system_view import FileSystemView  # noqa: E402
+from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, is_meta_field  # noqa: E402
+from hudi_core.timeline import ActiveTimeline  # noqa: E402
+from spark_jobs import datasource  # noqa: E402
+from tests import datagen, oracle  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -50,14 +68,15 @@ def latest_slices(path: str, partitions: list[str] | None = None) -> list:
     return view.latest_slices(partitions)
 
 
-def save(spark, rows: pa.Table, path: str, mode: str = "append", **options) -> None:
-    writer = spark.createDataFrame(rows).write.format("hudi").options(**CREATE, **options)
-    writer.mode(mode).save(path)
+def save(spark, rows: pa.Table, path: str, mode: str = "append", **options) -> str | None:
+    return spark_jobs.write(
+        spark.createDataFrame(rows), path, options={**CREATE, **options}, mode=mode
+    )
 
 
 @pytest.fixture(scope="module")
 def cow(spark, tmp_path_factory):
-    """A copy-on-write table of three commits written through df.write.format("hudi")."""
+    """A copy-on-write table of three commits written through spark_jobs.write."""
     path = str(tmp_path_factory.mktemp("cow") / "trips")
     save(spark, batch(range(0, 30), 1), path, mode="errorifexists")
     save(spark, batch(range(20, 45), 2), path)
@@ -147,7 +166,7 @@ def test_merge_on_read_snapshot_merges_logs_and_read_optimized_reads_base_files(
 
 
 def test_filters_on_the_partition_column_prune_file_slices(spark, cow):
-    table = spark.read.format("hudi").load(cow)
+    table = spark_jobs.read(spark, cow)
     slices, in_chennai = len(latest_slices(cow)), len(latest_slices(cow, ["chennai"]))
     assert 0 < in_chennai < slices
     assert table.rdd.getNumPartitions() == slices
@@ -160,17 +179,42 @@ def test_filters_on_the_partition_column_prune_file_slices(spark, cow):
     assert table.where("passengers > 3").rdd.getNumPartitions() == slices
 
 
-def test_a_pruned_query_does_not_leak_into_a_later_unfiltered_one(spark, cow):
+def test_a_plain_load_filters_rows_without_pruning(spark, cow):
+    """Unguarded, a pruned plan could outlive its query (see spark_jobs.datasource)."""
     table = spark.read.format("hudi").load(cow)
+    chennai = table.where("city = 'chennai'")
+    assert chennai.rdd.getNumPartitions() == len(latest_slices(cow))
+    assert set(chennai.toArrow().column("city").to_pylist()) == {"chennai"}
+
+
+@pytest.mark.parametrize("how", ["spark_jobs.read", "format"])
+def test_a_pruned_query_does_not_leak_into_a_later_unfiltered_one(spark, cow, how):
+    if how == "format":
+        table = spark.read.format("hudi").load(cow)
+    else:
+        table = spark_jobs.read(spark, cow)
     everything = table.count()
     assert table.where("city = 'chennai'").count() < everything
     assert table.count() == everything == HudiTable.open(cow).read().num_rows
 
 
+def test_read_takes_apache_hudis_read_options(spark, cow):
+    first, second, _ = commit_times(cow)
+    options = {
+        "hoodie.datasource.query.type": "incremental",
+        "hoodie.datasource.read.begin.instanttime": first,
+        "hoodie.datasource.read.end.instanttime": second,
+    }
+    read = spark_jobs.read(spark, cow, options).toArrow()
+    assert oracle.sorted_rows(read) == oracle.sorted_rows(oracle.incremental(cow, first, second))
+    as_of = spark_jobs.read(spark, cow, {"as.of.instant": first}).toArrow()
+    assert oracle.sorted_rows(as_of) == oracle.sorted_rows(oracle.snapshot(cow, as_of=first))
+
+
 def test_save_modes(spark, tmp_path):
     path = str(tmp_path / "trips")
     save(spark, batch(range(0, 10), 1), path, mode="errorifexists")
-    with pytest.raises(TableExistsError, match="mode\\('append'\\)"):
+    with pytest.raises(TableExistsError, match="mode='append'"):
         save(spark, batch(range(0, 10), 2), path, mode="errorifexists")
     before = commit_times(path)
     save(spark, batch(range(0, 10), 2), path, mode="ignore")
@@ -195,9 +239,44 @@ def test_delete_operation_by_option_name(spark, tmp_path):
 
 
 def test_bad_reads_and_writes_fail_clearly(spark, tmp_path):
-    with pytest.raises(TableNotFoundError):
-        spark.read.format("hudi").load(str(tmp_path / "nothing"))
+    missing = str(tmp_path / "nothing")
+    with pytest.raises(TableNotFoundError, match="nothing"):
+        spark_jobs.read(spark, missing)
+    # A plain load plans in Spark's Python worker: Spark's error, naming hudi_core's.
+    with pytest.raises(PySparkException, match="TableNotFoundError"):
+        spark.read.format("hudi").load(missing)
+    empty = str(tmp_path / "empty")
+    HudiTable.create(empty, name="empty", record_key_fields=["uuid"])
+    with pytest.raises(SchemaError, match="no commits yet"):
+        spark_jobs.read(spark, empty)
+
     rows = spark.createDataFrame(batch(range(3), 1))
     with pytest.raises(InvalidOptionError, match="hoodie.datasource.write.recordkey.field"):
-        rows.write.format("hudi").option("hoodie.table.name", "t").save(str(tmp_path / "t"))
+        spark_jobs.write(rows, str(tmp_path / "t"), options={"hoodie.table.name": "t"})
     assert not (tmp_path / "t" / ".hoodie").exists()
+    with pytest.raises(InvalidOptionError, match="save mode 'upsert'"):
+        spark_jobs.write(rows, str(tmp_path / "t"), options=CREATE, mode="upsert")
+
+
+def test_register_leaves_sparks_reader_and_writer_alone(spark, tmp_path):
+    """No method of DataFrameReader or DataFrameWriter is replaced, before or after register:
+    df.write.format("hudi") is not routed anywhere, and other formats are untouched."""
+    before = {cls: dict(inspect.getmembers(cls, inspect.isfunction)) for cls in SPARKS_OWN}
+    datasource.register(spark)
+    for cls, own in SPARKS_OWN.items():
+        now = dict(inspect.getmembers(cls, inspect.isfunction))
+        assert now == own == before[cls]
+        assert all(fn.__module__ == "pyspark.sql.readwriter" for fn in now.values())
+    assert DataFrameReader.format is SPARKS_OWN[DataFrameReader]["format"]
+    assert DataFrameReader.load is SPARKS_OWN[DataFrameReader]["load"]
+    for name in ("format", "mode", "option", "options", "partitionBy", "save"):
+        assert getattr(DataFrameWriter, name) is SPARKS_OWN[DataFrameWriter][name]
+    assert not any(name.startswith("_hudi") for name in vars(DataFrameReader))
+    assert not any(name.startswith("_hudi") for name in vars(DataFrameWriter))
+
+    rows = spark.createDataFrame(batch(range(3), 1))
+    with pytest.raises(PySparkException):
+        rows.write.format("hudi").options(**CREATE).mode("append").save(str(tmp_path / "t"))
+    assert not (tmp_path / "t" / ".hoodie").exists()
+    rows.write.format("parquet").save(str(tmp_path / "p"))
+    assert spark.read.format("parquet").load(str(tmp_path / "p")).count() == 3

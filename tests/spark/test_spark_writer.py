@@ -316,7 +316,7 @@ def wrap_bucket_writes(monkeypatch):
         original = ClassicDataFrame.mapInArrow
 
         def map_in_arrow(self, func, schema, *args, **kwargs):
-            if isinstance(func, spark_writer._RunBuckets):
+            if isinstance(getattr(func, "fn", func), spark_writer._RunBuckets):  # guarded
                 func = wrapper(func, str(folder))
             return original(self, func, schema, *args, **kwargs)
 
