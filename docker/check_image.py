@@ -2,8 +2,9 @@
 
 Fails the build when the image would only fail later, inside a task: a version other than the
 pinned one, Java or Spark's launcher missing where the environment points, an executor Python
-other than the one holding the project, or a pyspark whose files pyspark-client overwrote
-(plain DataFrames still work then; Python UDFs and mapInArrow do not, so one of each runs).
+other than the one holding the project, the Hudi provider not registered with Airflow, or a
+pyspark whose files pyspark-client overwrote (plain DataFrames still work then; Python UDFs
+and mapInArrow do not, so one of each runs).
 
     python docker/check_image.py --airflow 3.3.2 --pyspark 4.3.0
 """
@@ -17,7 +18,15 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-MODULES = ("hudi_core", "spark_jobs", "airflow.providers.apache.spark", "psycopg2", "fastavro")
+MODULES = (
+    "hudi_core",
+    "spark_jobs",
+    "hudi_airflow.operators",
+    "airflow.providers.apache.spark",
+    "psycopg2",
+    "fastavro",
+)
+HUDI_PROVIDER = "hudi-airflow"
 
 
 def problems(airflow_version: str, pyspark_version: str) -> list[str]:
@@ -30,6 +39,10 @@ def problems(airflow_version: str, pyspark_version: str) -> list[str]:
             importlib.import_module(module)
         except ImportError as exc:
             found.append(f"cannot import {module}: {exc}")
+    from airflow.providers_manager import ProvidersManager
+
+    if HUDI_PROVIDER not in ProvidersManager().providers:
+        found.append(f"Airflow does not list the {HUDI_PROVIDER} provider (its entry point)")
     import pyspark
 
     spark_home = Path(os.environ.get("SPARK_HOME", "/nonexistent"))

@@ -26,10 +26,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "plugins"))
+from hudi_airflow import local_run
 
-from hudi_airflow import local_run  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 CITIES = ["san_francisco", "sao_paulo", "chennai"]
 TABLE = "trips"

@@ -1,3 +1,5 @@
-"""Airflow's side of the platform: table configs, the hook, operators, sensors, the DAG factory
-and the UI view. Imported as a package from the plugins folder (Airflow puts it on sys.path);
-the plugin manager itself loads only `hudi_plugin.py` (see `.airflowignore`)."""
+"""The Apache Hudi provider for Airflow: table configs, the `hudi` connection's hook,
+operators, sensors, triggers, the DAG factory and the timeline view (a UI plugin).
+
+Installed with the project (`pip install hudi-airflow[airflow]`); Airflow finds it through
+the `apache_airflow_provider` entry point (`hudi_airflow.provider.get_provider_info`)."""

@@ -43,9 +43,10 @@ from hudi_airflow.operators import (
     HudiScheduleCompactionOperator,
 )
 from hudi_airflow.tables_config import TableEntry, load_tables
+from hudi_core import WriteOperation
 
 START_DATE = datetime(2026, 1, 1)
-OPERATIONS = ["upsert", "insert", "bulk_insert", "delete", "insert_overwrite"]
+OPERATIONS = [operation.lower() for operation in WriteOperation]
 PLANNED_INSTANT = "{{ ti.xcom_pull(task_ids='schedule_compaction', key='instant_time') }}"
 # The run's data interval end; runs without a logical date (manual runs may have none in
 # Airflow 3) have no data interval, and then no watermark.
@@ -170,4 +171,5 @@ def _table_arguments(entry: TableEntry, spark: bool) -> dict:
     arguments = {"base_path": entry.base_path, "hoodie_options": entry.hoodie_options()}
     if spark:
         arguments["conn_id"] = entry.spark_conn_id
+        arguments["result_dir"] = entry.result_dir
     return arguments

@@ -3,11 +3,14 @@ quick timeline questions sensors and the compaction planner ask in-process.
 
 The base path and hoodie.* options come from the task's parameters, or from an Airflow
 connection of type `hudi`: its host (or extra `base_path`) is the base path, its extra
-`options` a mapping of hoodie.* options. Parameters win over the connection.
+`options` a mapping of hoodie.* options, its extras `lock_provider` and `lock_database_url`
+the lock's (these win over the same keys in `options`). Parameters win over the connection.
 
-Without a lock provider configured, tables use the database lock (HUDI_LOCK_DB_URL, else
-Airflow's own metadata database), with optimistic concurrency: ingestion, compaction planning
-and the other services run as separate tasks (separate processes) that may overlap.
+Without a lock provider configured, tables use the database lock with optimistic concurrency:
+ingestion, compaction planning and the other services run as separate tasks (separate
+processes) that may overlap. Its database is the one the options name, else HUDI_LOCK_DB_URL,
+else Airflow's own metadata database: this hook resolves that fallback and hands hudi_core
+(and the Spark jobs) the URL explicitly.
 """
 
 from __future__ import annotations
@@ -18,28 +21,29 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
-from hudi_core import HudiTable
+from hudi_core import HudiTable, InvalidOptionError
+from hudi_core.config import PROPERTIES_FILE, Options
 from hudi_core.config import lock_options as L
-from hudi_core.config.option import Options
-from hudi_core.config.table_config import PROPERTIES_FILE
+from hudi_core.inspect import InstantInfo
 from hudi_core.lock import DATABASE_URL_ENV
-from hudi_core.services.compaction_trigger import compaction_due
+from hudi_core.services import compaction_due
 from hudi_core.storage import Storage
-from hudi_core.timeline import ActiveTimeline, Instant
-from hudi_core.timeline.instant import COMPACTION
+from hudi_core.timeline import ActiveTimeline
 
 PLATFORM_DEFAULTS = {
     L.PROVIDER.key: L.DATABASE,
     L.CONCURRENCY_MODE.key: "OPTIMISTIC_CONCURRENCY_CONTROL",
 }
-LOCK_URL_ENV = DATABASE_URL_ENV[0]
+LOCK_URL_ENV = DATABASE_URL_ENV
+# Connection extras with a form field of their own -> the hoodie option each sets.
+EXTRA_OPTIONS = {"lock_provider": L.PROVIDER.key, "lock_database_url": L.DATABASE_URL.key}
 
 
 class HudiTableHook(BaseHook):
     conn_name_attr = "hudi_conn_id"
     default_conn_name = "hudi_default"
     conn_type = "hudi"
-    hook_name = "Apache Hudi table"
+    hook_name = "Apache Hudi table"  # its connection form: hudi_airflow.provider
 
     def __init__(
         self,
@@ -59,13 +63,15 @@ class HudiTableHook(BaseHook):
         connection = self.get_connection(self.hudi_conn_id)
         extra = connection.extra_dejson
         base_path = extra.get("base_path") or connection.host
-        return base_path, {str(k): str(v) for k, v in (extra.get("options") or {}).items()}
+        options = {str(k): str(v) for k, v in (extra.get("options") or {}).items()}
+        options.update({key: str(extra[f]) for f, key in EXTRA_OPTIONS.items() if extra.get(f)})
+        return base_path, options
 
     @property
     def base_path(self) -> str:
         base_path = self._base_path or self._connection_settings[0]
         if not base_path:
-            raise ValueError(
+            raise InvalidOptionError(
                 "no Hudi table given: pass base_path, or hudi_conn_id naming a connection "
                 "whose host or extra 'base_path' is the table's base path"
             )
@@ -111,15 +117,15 @@ class HudiTableHook(BaseHook):
 
     def find_instant(
         self, action: str | None, state: str | None, instant_time: str | None = None
-    ) -> Instant | None:
+    ) -> InstantInfo | None:
         """The newest instant with this action and state (and time, if given); None if the
         table does not exist yet or has no such instant."""
         if not self.exists():
             return None
-        for instant in reversed(self.timeline().instants):
+        for instant in reversed(self.get_conn().inspect.timeline()):
             if action and instant.action != action:
                 continue
-            if state and instant.state.value != state.upper():
+            if state and instant.state != state.upper():
                 continue
             if instant_time and instant.timestamp != instant_time:
                 continue
@@ -136,16 +142,17 @@ class HudiTableHook(BaseHook):
         return compaction_due(self.timeline(), options)
 
     def pending_compactions(self) -> list[str]:
+        """The instant times of the planned compactions not completed yet, oldest first."""
         if not self.exists():
             return []
-        return [i.timestamp for i in self.timeline().pending([COMPACTION])]
+        return [c.instant.timestamp for c in self.get_conn().inspect.pending_compactions()]
 
 
 def lock_database_url() -> str | None:
-    """The database the lock rows live in: HUDI_LOCK_DB_URL, else Airflow's metadata DB."""
-    for variable in DATABASE_URL_ENV:
-        if os.environ.get(variable):
-            return os.environ[variable]
+    """The database the lock rows live in: HUDI_LOCK_DB_URL, else Airflow's metadata DB (the
+    fallback hudi_core does not know of: it reads only its option and HUDI_LOCK_DB_URL)."""
+    if os.environ.get(LOCK_URL_ENV):
+        return os.environ[LOCK_URL_ENV]
     from airflow.configuration import conf
 
     return conf.get("database", "sql_alchemy_conn", fallback=None)

@@ -14,17 +14,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+# This repository's DAG files, in a source checkout (or an editable install of it).
+DAGS_FOLDER = Path(__file__).resolve().parents[1] / "dags"
 
 
-def configure(airflow_home: Path, tables_file: Path, spark_master: str = "local[2]") -> None:
-    """Points Airflow at this repo's DAGs and plugins, a SQLite database in `airflow_home`,
-    the tables file, and a local Spark master (connection spark_default)."""
+def configure(
+    airflow_home: Path,
+    tables_file: Path,
+    spark_master: str = "local[2]",
+    dags_folder: Path = DAGS_FOLDER,
+) -> None:
+    """Points Airflow at the DAGs, a SQLite database in `airflow_home`, the tables file, and
+    a local Spark master (connection spark_default). The provider (hooks, operators, the UI
+    plugin) comes from the installed package, so the plugins folder is left empty."""
     airflow_home.mkdir(parents=True, exist_ok=True)
     settings = {
         "AIRFLOW_HOME": str(airflow_home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(airflow_home / "plugins"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "false",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow_home / 'airflow.db'}",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": spark_master}),
@@ -33,9 +40,6 @@ def configure(airflow_home: Path, tables_file: Path, spark_master: str = "local[
         "PYSPARK_DRIVER_PYTHON": sys.executable,
     }
     os.environ.update(settings)
-    plugins = str(REPO / "plugins")
-    if plugins not in sys.path:
-        sys.path.insert(0, plugins)
 
 
 def migrate_database() -> None:
@@ -49,9 +53,10 @@ def migrate_database() -> None:
 
 def run_dag(dag_id: str, conf: dict[str, Any] | None = None):
     """Runs one DAG once through dag.test(); returns the finished DagRun."""
+    from airflow.configuration import conf as airflow_conf
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags"))
+    bag = DagBag(dag_folder=airflow_conf.get("core", "dags_folder"))
     if bag.import_errors:
         raise RuntimeError(f"the DAGs do not load: {bag.import_errors}")
     dag = bag.dags.get(dag_id)

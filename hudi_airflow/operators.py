@@ -4,17 +4,16 @@ Work that needs Spark (ingestion, compaction execution, cleaning, archival, Hive
 the matching `spark_jobs/<job>.py` through the Spark provider's SparkSubmitOperator; planning
 a compaction is a quick timeline change made in the worker itself. Every operator pushes the
 instant time it produced or worked on to XCom (key `instant_time`; the Hive sync's: the
-commit the metastore is synced to) and returns the job's result.
+commit the metastore is synced to) and returns the job's result, which a Spark job hands over
+in its result file (see `job_result`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,26 @@ from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 
 import spark_jobs
 from hudi_airflow.hooks import HudiTableHook
+from hudi_airflow.job_result import job_result_file
+from hudi_core import CompactionOrder, InvalidOptionError, TableType, WriteOperation
 
 SPARK_JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
-ORDERS = ("FIFO", "LIFO")
 
 
 class HudiSparkJobOperator(SparkSubmitOperator):
-    """Runs one of spark_jobs' entry points on a table and returns its result line."""
+    """Runs one of spark_jobs' entry points on a table and returns its result.
+
+    `result_dir` (templated): the folder, a path or URI (s3://..., gs://..., hdfs://...), the
+    job writes its result file to and this operator reads it from; both the Spark driver and
+    the Airflow worker must reach it. Default: a temporary folder on the worker, which does for
+    a driver in client mode (spark-submit's default); a driver in cluster mode needs one.
+    """
 
     template_fields: Sequence[str] = (
         *SparkSubmitOperator.template_fields,
         "base_path",
         "hoodie_options",
+        "result_dir",
     )
     ui_color = "#e8f0fe"
 
@@ -46,17 +53,18 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         base_path: str | None = None,
         hoodie_options: dict[str, Any] | None = None,
         hudi_conn_id: str | None = None,
+        result_dir: str | None = None,
         **kwargs: Any,
     ) -> None:
         if not (SPARK_JOBS_DIR / f"{job}.py").is_file():
-            raise ValueError(f"there is no Spark job named {job!r} in {SPARK_JOBS_DIR}")
+            raise InvalidOptionError(f"there is no Spark job named {job!r} in {SPARK_JOBS_DIR}")
         kwargs.setdefault("name", f"hudi-{job}")
         super().__init__(application=str(SPARK_JOBS_DIR / f"{job}.py"), **kwargs)
         self.job = job
         self.base_path = base_path
         self.hoodie_options = hoodie_options or {}
         self.hudi_conn_id = hudi_conn_id
-        self._output: list[str] = []
+        self.result_dir = result_dir
 
     def job_arguments(self, context: Any) -> list[str]:
         """The job's own arguments, after --base-path and the options."""
@@ -71,30 +79,27 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             *self.job_arguments(context),
         ]
         self.env_vars = {**_python_env(), **table.spark_env(), **(self.env_vars or {})}
-        with tempfile.TemporaryDirectory(prefix="hudi-job-") as folder:
-            result_file = Path(folder) / "result.json"
-            self.application_args += ["--result-file", str(result_file)]
-            super().execute(context)
-            result = _result_from(result_file, self._output)
+        with job_result_file(self.result_dir) as result_file:
+            self.application_args += ["--result-file", result_file.location]
+            try:
+                super().execute(context)
+            except AirflowException as exc:
+                # spark-submit failed: the job's own error, if it got to write one, says why.
+                raise AirflowException(self._failure(result_file.read(), exc)) from exc
+            result = result_file.read()
         if result is None or result.get("status") != "SUCCEEDED":
-            error = (result or {}).get("error", "the job printed no result line")
-            raise AirflowException(f"spark_jobs/{self.job}.py failed: {error}")
+            raise AirflowException(self._failure(result, None))
         context["ti"].xcom_push(key="instant_time", value=result.get("instant_time"))
         return result
 
-    def _get_hook(self):
-        """The Spark provider's hook, keeping the job's output: its last JSON line is the
-        result. (The provider logs each line and keeps none; this wraps the one method that
-        reads them.)"""
-        hook = super()._get_hook()
-        read_log = hook._process_spark_submit_log
-        self._output = []
-
-        def read_and_keep(lines: Iterator[str]) -> None:
-            read_log(_kept(lines, self._output))
-
-        hook._process_spark_submit_log = read_and_keep
-        return hook
+    def _failure(self, result: dict[str, Any] | None, submit_error: Exception | None) -> str:
+        if result is not None and result.get("error"):
+            reason = result["error"]
+        elif submit_error is not None:
+            reason = str(submit_error)
+        else:
+            reason = "it wrote no result file"
+        return f"spark_jobs/{self.job}.py failed: {reason}"
 
 
 class HudiIngestOperator(HudiSparkJobOperator):
@@ -115,9 +120,9 @@ class HudiIngestOperator(HudiSparkJobOperator):
         *,
         source_path: str,
         source_format: str,
-        operation: str = "upsert",
+        operation: WriteOperation | str = WriteOperation.UPSERT,
         table_name: str | None = None,
-        table_type: str = "COPY_ON_WRITE",
+        table_type: TableType | str = TableType.COPY_ON_WRITE,
         record_key_field: str | None = None,
         partition_path_field: str | None = None,
         precombine_field: str | None = None,
@@ -160,10 +165,16 @@ class HudiCompactionOperator(HudiSparkJobOperator):
 
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time")
 
-    def __init__(self, *, instant_time: str | None = None, seq: str = "FIFO", **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        instant_time: str | None = None,
+        seq: CompactionOrder | str = CompactionOrder.FIFO,
+        **kwargs: Any,
+    ):
         super().__init__(job="compact", **kwargs)
         self.instant_time = instant_time
-        self.seq = _order(seq)
+        self.seq = CompactionOrder.parse(seq, "seq")
 
     def job_arguments(self, context: Any) -> list[str]:
         flags = {"--mode": "execute", "--instant-time": self.instant_time, "--seq": self.seq}
@@ -240,14 +251,14 @@ class HudiScheduleCompactionOperator(BaseOperator):
         base_path: str | None = None,
         hoodie_options: dict[str, Any] | None = None,
         hudi_conn_id: str | None = None,
-        seq: str = "FIFO",
+        seq: CompactionOrder | str = CompactionOrder.FIFO,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.base_path = base_path
         self.hoodie_options = hoodie_options or {}
         self.hudi_conn_id = hudi_conn_id
-        self.seq = _order(seq)
+        self.seq = CompactionOrder.parse(seq, "seq")
 
     def execute(self, context: Any) -> str:
         table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
@@ -259,18 +270,12 @@ class HudiScheduleCompactionOperator(BaseOperator):
         pending = table.pending_compactions()
         if not pending:
             raise AirflowSkipException("no compaction is due and none is pending")
-        chosen = pending[0] if self.seq == "FIFO" else pending[-1]
+        chosen = pending[0] if self.seq is CompactionOrder.FIFO else pending[-1]
         self.log.info(
             "compaction to execute: %s (%s of %d pending)", chosen, self.seq, len(pending)
         )
         context["ti"].xcom_push(key="instant_time", value=chosen)
         return chosen
-
-
-def _order(seq: str) -> str:
-    if seq.upper() not in ORDERS:
-        raise ValueError(f"seq must be one of {', '.join(ORDERS)}, not {seq!r}")
-    return seq.upper()
 
 
 def _flags(flags: dict[str, str | None]) -> list[str]:
@@ -291,34 +296,3 @@ def _python_env() -> dict[str, str]:
     if shutil.which("spark-submit") is None:
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     return env
-
-
-def _kept(lines: Iterator[str], kept: list[str]) -> Iterator[str]:
-    for line in lines:
-        kept.append(line)
-        yield line
-
-
-def _result_from(result_file: Path, output: list[str]) -> dict[str, Any] | None:
-    """The job's result: from the file it wrote (a driver on this machine), else from its
-    output. The file comes first because spark-submit forwards the Python driver's output in
-    fixed-size chunks, between which the JVM's own log lines can land, so a result line can
-    arrive cut in two."""
-    if result_file.is_file() and result_file.stat().st_size:
-        return json.loads(result_file.read_text())
-    return _result_line(output)
-
-
-def _result_line(output: list[str]) -> dict[str, Any] | None:
-    """The job's result: the last output line that is a JSON object with a status (Spark may
-    log after it)."""
-    for line in reversed(output):
-        text = line.strip()
-        if text.startswith("{"):
-            try:
-                parsed = json.loads(text)
-            except ValueError:
-                continue
-            if isinstance(parsed, dict) and "status" in parsed:
-                return parsed
-    return None

@@ -1,13 +1,18 @@
 """The `hudi` Airflow plugin: the Hudi timeline view, served by the API server under /hudi/
 (behind Airflow's login) and linked from the Airflow UI's Browse menu.
 
-The plugin manager loads only this file (see .airflowignore); the code lives in the
-`hudi_airflow` package next to it, importable because Airflow puts this folder on sys.path.
+The provider's info (`hudi_airflow.provider`) declares it, but Airflow loads the plugins
+providers declare only when it discovers providers eagerly (`[core] lazy_discover_providers =
+False`; the default is lazy). The `airflow.plugins` entry point (pyproject.toml) covers the
+default and names no plugin otherwise, so the view is registered once either way. No plugins
+folder is needed: a copy of this class in one would register it twice.
 """
 
 from __future__ import annotations
 
+from airflow import settings
 from airflow.plugins_manager import AirflowPlugin
+
 from hudi_airflow.ui.app import app as hudi_view_app
 
 URL_PREFIX = "/hudi"
@@ -27,3 +32,8 @@ class HudiPlugin(AirflowPlugin):
             "category": "browse",
         }
     ]
+
+
+# What the `airflow.plugins` entry point loads: None (skipped by Airflow) when the provider's
+# own declaration is loaded.
+ENTRY_POINT_PLUGIN = HudiPlugin if settings.LAZY_LOAD_PROVIDERS else None

@@ -11,7 +11,7 @@ from airflow.sdk.bases.sensor import PokeReturnValue
 
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.triggers import HudiInstantTrigger
-from hudi_core.timeline import State
+from hudi_core import InvalidOptionError, State
 
 STATES = tuple(s.value for s in State)
 
@@ -37,7 +37,7 @@ class HudiInstantSensor(BaseSensorOperator):
     ) -> None:
         super().__init__(**kwargs)
         if state.upper() not in STATES:
-            raise ValueError(f"state must be one of {', '.join(STATES)}, not {state!r}")
+            raise InvalidOptionError(f"state must be one of {', '.join(STATES)}, not {state!r}")
         self.base_path = base_path
         self.action = action
         self.state = state.upper()

@@ -1,5 +1,6 @@
-"""The table configs DAGs are generated from: one YAML file (`dags/tables.yaml`, or the file
-the HUDI_TABLES_CONFIG environment variable names) holding `tables:` and a list of entries.
+"""The table configs DAGs are generated from: one YAML file (`tables.yaml` in Airflow's DAGs
+folder, or the file the HUDI_TABLES_CONFIG environment variable names) holding `tables:` and a
+list of entries.
 
     tables:
       - name: trips
@@ -17,6 +18,7 @@ the HUDI_TABLES_CONFIG environment variable names) holding `tables:` and a list 
         metastore_dir: /data/metastore # optional: spark-mode Hive sync's embedded metastore
         owner: data-engineering
         spark_conn_id: spark_default   # the Airflow connection of the Spark master
+        result_dir: s3://bucket/tmp    # optional: where Spark jobs leave their result files
         retries: 2
         retry_delay_seconds: 60
         options:                       # optional: any hoodie.* option
@@ -28,7 +30,9 @@ partition.time-extractor.*). A table syncs to Hive (see `TableEntry.syncs_to_hiv
 they enable the Hive sync or name partition commit policies; its DAGs then sync after every
 write, and `<name>_hive_sync` syncs on `hive_sync_schedule`. `metastore_dir` is where spark
 mode keeps its embedded Derby metastore (default: Spark's, metastore_db in the working
-directory of the job's driver).
+directory of the job's driver). `result_dir` is a folder both the Spark driver and the Airflow
+workers reach, where jobs leave their results for the operators (default: a temporary folder
+on the worker, which does while drivers run in client mode, spark-submit's default).
 
 Paths may use environment variables; relative paths are taken from the file's folder.
 A bad entry fails loading with a message naming the entry and the key, so a typo breaks DAG
@@ -45,14 +49,15 @@ from typing import Any
 
 import yaml
 
+from hudi_core import TableType
+from hudi_core.config import Options
 from hudi_core.config import hive_sync_options as HS
-from hudi_core.config.option import Options
 from hudi_core.errors import HudiError
-from hudi_core.sync.partition_commit import commit_policies
+from hudi_core.sync import commit_policies
 
 CONFIG_ENV = "HUDI_TABLES_CONFIG"
-DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "dags" / "tables.yaml"
-TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+CONFIG_NAME = "tables.yaml"  # in Airflow's DAGs folder, unless HUDI_TABLES_CONFIG says otherwise
+TABLE_TYPES = tuple(TableType)
 SOURCE_FORMATS = ("json", "csv", "parquet", "avro")
 REQUIRED = (
     "name",
@@ -72,13 +77,14 @@ OPTIONAL = (
     "metastore_dir",
     "owner",
     "spark_conn_id",
+    "result_dir",
     "retries",
     "retry_delay_seconds",
     "options",
 )
 COUNTS = ("retries", "retry_delay_seconds")
 PATHS = ("base_path", "source_path")
-OPTIONAL_PATHS = ("metastore_dir",)
+OPTIONAL_PATHS = ("metastore_dir", "result_dir")
 # Keys `options` may hold: Apache Hudi's, and the partition commit options.
 OPTION_PREFIXES = ("hoodie.", "sink.partition-commit.", "partition.time-extractor.")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -107,13 +113,14 @@ class TableEntry:
     metastore_dir: str | None = None  # spark-mode Hive sync's metastore; None: Spark's default
     owner: str = "data-engineering"
     spark_conn_id: str = "spark_default"  # the Airflow connection of the Spark master
+    result_dir: str | None = None  # the Spark jobs' result files; None: a temporary folder
     retries: int = 2
     retry_delay_seconds: int = 60
     options: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_merge_on_read(self) -> bool:
-        return self.table_type == "MERGE_ON_READ"
+        return self.table_type == TableType.MERGE_ON_READ
 
     @property
     def syncs_to_hive(self) -> bool:
@@ -137,7 +144,11 @@ class TableEntry:
 
 
 def config_path() -> Path:
-    return Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG)
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV])
+    from airflow.configuration import conf
+
+    return Path(conf.get("core", "dags_folder")) / CONFIG_NAME
 
 
 def load_tables(path: str | Path | None = None) -> list[TableEntry]:

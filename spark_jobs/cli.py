@@ -7,7 +7,9 @@ one JSON line each job prints last, for an orchestrator to read.
 Options are Apache Hudi's `hoodie.*` names: `--props` reads a Java properties file, each
 `--hoodie-conf` overrides one (later wins). The last line on stdout is a JSON object with the
 job, the table, the instant time, action and state it produced and some counts; the exit code
-is 0 only when the job succeeded (then `"status": "SUCCEEDED"`).
+is 0 only when the job succeeded (then `"status": "SUCCEEDED"`). `--result-file PATH_OR_URI`
+also writes that object to a file, which is how an orchestrator reads it (spark-submit may cut
+the driver's output up with the JVM's log lines).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow.fs as pafs
 from jproperties import Properties
 from pyspark.sql import SparkSession
 
 from hudi_core import HudiTable
-from hudi_core.errors import HudiError
-from hudi_core.timeline import ActiveTimeline, Instant, avro_metadata
+from hudi_core.errors import InvalidOptionError
+from hudi_core.inspect import InstantInfo
 from spark_jobs.engine import SparkEngine
 
 _LOG = logging.getLogger("spark_jobs")
@@ -47,8 +50,8 @@ def parser(job: str, description: str) -> argparse.ArgumentParser:
     parsed.add_argument("--props", help="a properties file of hoodie.* options")
     parsed.add_argument(
         "--result-file",
-        help="also write the result line to this file (for an orchestrator on the driver's "
-        "machine: spark-submit may interleave the driver's output with the JVM's logs)",
+        help="also write the result line to this file: a local path, or a URI (s3://, gs://, "
+        "hdfs://) the orchestrator reads when the driver runs elsewhere; its folder must exist",
     )
     parsed.add_argument(
         "--spark-master",
@@ -68,7 +71,7 @@ def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
     for pair in args.hoodie_conf:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise HudiError(f"--hoodie-conf takes key=value, not '{pair}'")
+            raise InvalidOptionError(f"--hoodie-conf takes key=value, not '{pair}'")
         options[key.strip()] = value.strip()
     return options
 
@@ -93,7 +96,7 @@ def open_table(spark: SparkSession, args: argparse.Namespace, options: dict) -> 
     """The table at --base-path, its services running on Spark executors."""
     table = HudiTable.open(args.base_path, options=options, engine=SparkEngine(spark))
     if args.table_name and args.table_name != table.name:
-        raise HudiError(
+        raise InvalidOptionError(
             f"--table-name {args.table_name} does not match the table at {args.base_path} "
             f"({table.name})"
         )
@@ -106,24 +109,23 @@ def job_table(job: str, args: argparse.Namespace) -> HudiTable:
     return open_table(spark, args, hoodie_options(args))
 
 
-def avro_metadata_of(table: HudiTable, instant_time: str) -> tuple[Instant, dict[str, Any]]:
+def avro_metadata_of(table: HudiTable, instant_time: str) -> tuple[InstantInfo, dict[str, Any]]:
     """A completed service instant and its Avro metadata (a clean's, rollback's, restore's)."""
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    instant = timeline.find(instant_time)
-    return instant, avro_metadata.deserialize(timeline.read_bytes(instant))
+    inspector = table.inspect
+    return inspector.instant(instant_time), inspector.instant_metadata(instant_time)
 
 
 def result(
     job: str,
     base_path: str,
-    instant: Instant | str | None,
+    instant: InstantInfo | str | None,
     action: str | None = None,
     state: str | None = None,
     **counts: Any,
 ) -> dict[str, Any]:
     """The job's result line: what it did to which table."""
-    if isinstance(instant, Instant):
-        action, state, instant = instant.action, instant.state.value, instant.timestamp
+    if isinstance(instant, InstantInfo):
+        action, state, instant = instant.action, instant.state, instant.timestamp
     return {
         "job": job,
         "status": "SUCCEEDED",
@@ -156,13 +158,21 @@ def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[s
     result_file = _result_file(argv)
     if result_file:
         try:
-            with open(result_file, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps(outcome, sort_keys=True))
+            write_result_file(result_file, outcome)
         except OSError as exc:  # the line still goes to stdout, the orchestrator's fallback
             _LOG.error("could not write the result file %s: %s", result_file, exc)
             outcome["result_file_error"] = f"{type(exc).__name__}: {exc}"
     print(json.dumps(outcome, sort_keys=True), flush=True)
     return code
+
+
+def write_result_file(location: str, outcome: dict[str, Any]) -> None:
+    """Writes a job's result to a local path or a URI (through pyarrow's file systems)."""
+    filesystem, path = pafs.FileSystem.from_uri(
+        location if "://" in location else os.path.abspath(location)
+    )
+    with filesystem.open_output_stream(path) as stream:
+        stream.write(json.dumps(outcome, sort_keys=True).encode("utf-8"))
 
 
 def _result_file(argv: Sequence[str] | None) -> str | None:

@@ -43,7 +43,6 @@ SERVICES = ("postgres", *AIRFLOW_SERVICES, *SPARK_SERVICES, "hive-metastore")
 # PYTHONPATH, ahead of the copy installed in the image).
 CODE_MOUNTS = {
     "dags": "/opt/airflow/dags",
-    "plugins": "/opt/airflow/plugins",
     "spark_jobs": "/opt/hudi/spark_jobs",
 }
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
@@ -139,7 +138,8 @@ def init_order_problems(compose: Compose) -> Problems:
 
 
 def code_mount_problems(compose: Compose) -> Problems:
-    """dags/, plugins/ and spark_jobs/ are mounted into every Airflow service."""
+    """dags/ and spark_jobs/ are mounted into every Airflow service (the Hudi provider is
+    installed in the image: no plugins folder)."""
     found = []
     for name in AIRFLOW_SERVICES:
         service = services(compose).get(name, {})
@@ -382,9 +382,9 @@ def _init_before_database(compose: Compose) -> None:
     compose["services"]["airflow-init"]["depends_on"] = ["postgres"]
 
 
-def _plugins_not_mounted(compose: Compose) -> None:
+def _dags_not_mounted(compose: Compose) -> None:
     service = compose["services"]["airflow-dag-processor"]
-    service["volumes"] = [v for v in service["volumes"] if not str(v).startswith("./plugins")]
+    service["volumes"] = [v for v in service["volumes"] if not str(v).startswith("./dags")]
 
 
 def _tables_config_elsewhere(compose: Compose) -> None:
@@ -441,7 +441,7 @@ BREAKAGES = [
     ("init-order", _no_init_dependency),
     ("init-order", _init_only_started),
     ("init-order", _init_before_database),
-    ("code-mounts", _plugins_not_mounted),
+    ("code-mounts", _dags_not_mounted),
     ("code-mounts", _tables_config_elsewhere),
     ("job-code", _spark_without_pythonpath),
     ("job-code", _spark_jobs_elsewhere_in_spark),

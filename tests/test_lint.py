@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ["hudi_core", "spark_jobs", "plugins", "dags", "tests", "bench", "examples"]
+SOURCES = ["hudi_core", "spark_jobs", "hudi_airflow", "dags", "tests", "bench", "examples"]
 
 
 def test_ruff_check_passes():

@@ -1,5 +1,5 @@
-"""What the Hudi view shows of a table, read with hudi_core: its timeline, pending compactions,
-last clean, archival and data files, as plain dataclasses (`to_dict()` gives JSON-ready
+"""What the Hudi view shows of a table, read with `HudiTable.inspect`: its timeline, pending
+compactions, last clean, archival and data files, as plain dataclasses (`to_dict()` gives JSON-ready
 dicts), so that it is testable without Airflow's server.
 
 A configured table whose base path holds no table yet is summarized as `not_created`, and a
@@ -16,13 +16,8 @@ from typing import Any
 
 from hudi_airflow.tables_config import TableEntry
 from hudi_core import HudiTable, TableNotFoundError
-from hudi_core.config.table_options import ARCHIVELOG_FOLDER
-from hudi_core.model.file_group import FileSlice
-from hudi_core.read.file_system_view import FileSystemView
-from hudi_core.timeline import ActiveTimeline, Instant, avro_metadata
-from hudi_core.timeline.archived_timeline import archive_files, archive_folder_path
-from hudi_core.timeline.instant import CLEAN, COMPACTION
-from hudi_core.timeline.instant_time import parse_instant_time
+from hudi_core.inspect import FileSliceInfo, InstantInfo, TableInspector
+from hudi_core.timeline import parse_instant_time
 
 OK = "ok"
 NOT_CREATED = "not_created"
@@ -39,19 +34,19 @@ class FileStats:
     log_files: int = 0
     log_bytes: int = 0
 
-    def add(self, file_slice: FileSlice) -> None:
+    def add(self, file_slice: FileSliceInfo) -> None:
         self.slices += 1
         if file_slice.base_file is not None:
             self.base_files += 1
             self.base_bytes += file_slice.base_file.size
-        self.log_files += len(file_slice.log_files)
-        self.log_bytes += sum(log.size for log in file_slice.log_files)
+        self.log_files += file_slice.log_files
+        self.log_bytes += file_slice.log_bytes
 
 
 @dataclass
 class CleanInfo:
     timestamp: str
-    # From the clean's metadata; None once the clean itself was archived.
+    # From the clean's metadata (active or archived); None where it does not say.
     files_deleted: int | None = None
     earliest_commit_to_retain: str | None = None
 
@@ -105,8 +100,8 @@ def summarize(entry: TableEntry) -> TableSummary:
         table = HudiTable.open(entry.base_path)
     except TableNotFoundError:
         return TableSummary(entry.name, entry.base_path, entry.table_type, NOT_CREATED)
-    timeline = ActiveTimeline.load(table.storage, table.config.timeline_timezone)
-    active = timeline.instants
+    inspector = table.inspect
+    active = inspector.timeline()
     summary = TableSummary(
         name=entry.name,
         base_path=entry.base_path,
@@ -114,40 +109,40 @@ def summarize(entry: TableEntry) -> TableSummary:
         status=OK,
         instants=[_instant_dict(i) for i in active],
         counts_by_action=dict(sorted(Counter(i.action for i in active).items())),
-        counts_by_state=dict(sorted(Counter(i.state.value for i in active).items())),
-        pending_compactions=[i.timestamp for i in timeline.pending([COMPACTION])],
-        last_clean=_last_clean(table, timeline),
-        archival=_archival(table, active),
+        counts_by_state=dict(sorted(Counter(i.state for i in active).items())),
+        pending_compactions=[c.instant.timestamp for c in inspector.pending_compactions()],
+        last_clean=_last_clean(inspector, active),
+        archival=_archival(inspector),
     )
-    _count_files(FileSystemView(table.storage, timeline), summary)
+    _count_files(inspector, summary)
     return summary
 
 
-def _instant_dict(instant: Instant) -> dict[str, str]:
-    return {"timestamp": instant.timestamp, "action": instant.action, "state": instant.state.value}
+def _instant_dict(instant: InstantInfo) -> dict[str, str]:
+    return {"timestamp": instant.timestamp, "action": instant.action, "state": instant.state}
 
 
-def _last_clean(table: HudiTable, timeline: ActiveTimeline) -> CleanInfo | None:
-    active_cleans = timeline.completed([CLEAN])
-    if active_cleans:
-        data = timeline.read_bytes(active_cleans[-1])
-        metadata = avro_metadata.deserialize(data) if data else {}
-        return CleanInfo(
-            active_cleans[-1].timestamp,
-            metadata.get("totalFilesDeleted"),
-            metadata.get("earliestCommitToRetain") or None,
-        )
-    # Archival may have moved every clean off the active timeline: look there.
-    archived = [i for i in table.timeline(archived=True) if i.action == CLEAN and i.is_completed]
-    return CleanInfo(archived[-1].timestamp) if archived else None
+def _last_clean(inspector: TableInspector, active: Iterable[InstantInfo]) -> CleanInfo | None:
+    # Archival may have moved every clean off the active timeline: look there too.
+    cleans = [
+        i
+        for i in (*inspector.archived_timeline(), *active)
+        if i.action == "clean" and i.is_completed
+    ]
+    if not cleans:
+        return None
+    metadata = inspector.instant_metadata(cleans[-1].timestamp, "clean")
+    return CleanInfo(
+        cleans[-1].timestamp,
+        metadata.get("totalFilesDeleted"),
+        metadata.get("earliestCommitToRetain") or None,
+    )
 
 
-def _archival(table: HudiTable, active: list[Instant]) -> ArchivalInfo:
-    active_set = set(active)
-    archived = [i for i in table.timeline(archived=True) if i not in active_set]
-    folder = archive_folder_path(table.config.options.get_option(ARCHIVELOG_FOLDER))
-    files = archive_files(table.storage, folder)
-    written_ms = table.storage.modified_ms(files[-1]) if files else None
+def _archival(inspector: TableInspector) -> ArchivalInfo:
+    archived = inspector.archived_timeline()
+    files = inspector.archive_files()
+    written_ms = files[-1].modified_ms if files else None
     return ArchivalInfo(
         archived_instants=len(archived),
         newest_archived=max((i.timestamp for i in archived), default=None),
@@ -160,11 +155,11 @@ def _archival(table: HudiTable, active: list[Instant]) -> ArchivalInfo:
     )
 
 
-def _count_files(view: FileSystemView, summary: TableSummary) -> None:
-    for file_slice in view.latest_slices():
-        summary.latest_files.add(file_slice)
-    for group in view.file_groups.values():
-        for file_slice in group.slices.values():
+def _count_files(inspector: TableInspector, summary: TableSummary) -> None:
+    for group in inspector.file_groups():
+        if group.latest is not None:
+            summary.latest_files.add(group.latest)
+        for file_slice in group.slices:
             summary.all_files.add(file_slice)
 
 

@@ -1,6 +1,7 @@
 """Airflow in the test process: its settings are read once, at the first import of airflow,
 so they are set when this conftest loads (before any test module imports airflow): a SQLite
-metadata database in a temporary Airflow home, this repo's DAGs and plugins, local Spark.
+metadata database in a temporary Airflow home, this repo's DAGs, the installed Hudi
+provider (no plugins folder), local Spark.
 Tests choose their tables file through HUDI_TABLES_CONFIG."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from hudi_airflow import local_run
 
 AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="hudi-airflow-home-"))

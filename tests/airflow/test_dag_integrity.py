@@ -9,20 +9,19 @@ import warnings
 
 import pytest
 import yaml
+
 from hudi_airflow import local_run
 from hudi_airflow.operators import HudiHiveSyncOperator
 from hudi_airflow.tables_config import TablesConfigError, load_tables
-
 from tests.airflow.conftest import table_entry
 
 
 def _dag_bag():
     from airflow.dag_processing.dagbag import DagBag
-    from hudi_airflow.local_run import REPO
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        bag = DagBag(dag_folder=str(REPO / "dags"))
+        bag = DagBag(dag_folder=str(local_run.DAGS_FOLDER))
     return bag, [w for w in caught if "hudi" in str(w.filename) or "dags" in str(w.filename)]
 
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
 import pytest
-from hudi_airflow import local_run
 
+from hudi_airflow import local_run
 from hudi_core import HudiTable
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.timeline import ActiveTimeline

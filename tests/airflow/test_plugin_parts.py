@@ -1,7 +1,7 @@
-"""The plugin's parts on real tables, without Spark: the table hook (parameters and
-connections), the sensors and the deferrable trigger, the compaction planner's skip and
-FIFO/LIFO choice, the operators' job arguments and result lines, and the ingest job's
-backfill window."""
+"""The provider's parts on real tables, without Spark: the table hook (parameters,
+connections, the lock database fallback), the sensors and the deferrable trigger, the
+compaction planner's skip and FIFO/LIFO choice, the operators' job arguments, and the ingest
+job's backfill window."""
 
 from __future__ import annotations
 
@@ -14,18 +14,20 @@ import time
 import pytest
 from airflow.sdk.bases.sensor import PokeReturnValue
 from airflow.sdk.exceptions import AirflowSkipException, TaskDeferred
+
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.operators import (
     HudiCompactionOperator,
     HudiHiveSyncOperator,
     HudiIngestOperator,
     HudiScheduleCompactionOperator,
-    _result_from,
-    _result_line,
 )
 from hudi_airflow.sensors import HudiCompactionDueSensor, HudiInstantSensor
 from hudi_airflow.triggers import HudiInstantTrigger
-
+from hudi_core.config.option import Options
+from hudi_core.errors import InvalidOptionError
+from hudi_core.lock import lock_provider
+from hudi_core.storage import Storage
 from spark_jobs.hive_sync import parse_watermark
 from spark_jobs.sources import Window, new_files
 from tests.datagen import trips
@@ -70,8 +72,47 @@ def test_hook_takes_base_path_and_options_from_a_connection(monkeypatch, tmp_pat
     assert hook.options["hoodie.keep.min.commits"] == "7"
     assert hook.options["hoodie.write.lock.provider"] == "hudi_core.lock.DatabaseLockProvider"
     assert HudiTableHook("hudi_trips", base_path="/elsewhere").base_path == "/elsewhere"
-    with pytest.raises(ValueError, match="no Hudi table given"):
+    with pytest.raises(InvalidOptionError, match="no Hudi table given"):
         _ = HudiTableHook().base_path
+
+
+def test_hook_takes_the_lock_settings_from_the_connections_form_fields(monkeypatch):
+    connection = {
+        "conn_type": "hudi",
+        "host": "/lake/t",
+        "extra": {
+            "options": {"hoodie.write.lock.provider": "in_process"},
+            "lock_provider": "file_system",
+            "lock_database_url": "",  # an empty form field sets nothing
+        },
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_HUDI_T", json.dumps(connection))
+    options = HudiTableHook("hudi_t").options
+    assert options["hoodie.write.lock.provider"] == "file_system"
+    assert "hoodie.write.lock.database.url" not in options
+
+
+def test_hook_falls_back_to_airflows_database_for_the_lock_hudi_core_does_not(
+    monkeypatch, tmp_path
+):
+    """hudi_core reads only its option and HUDI_LOCK_DB_URL; the hook adds Airflow's metadata
+    database as the last fallback and passes it on explicitly."""
+    airflow_db = f"sqlite:///{tmp_path / 'airflow.db'}"
+    monkeypatch.delenv("HUDI_LOCK_DB_URL", raising=False)
+    monkeypatch.setenv("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", airflow_db)
+    storage = Storage(str(tmp_path / "t"))
+    with pytest.raises(InvalidOptionError, match="HUDI_LOCK_DB_URL"):
+        lock_provider(storage, Options({"hoodie.write.lock.provider": "database"}))
+    hook = HudiTableHook(base_path=str(tmp_path / "t"))
+    options = hook.in_process_options()
+    assert options["hoodie.write.lock.database.url"] == airflow_db
+    assert lock_provider(storage, Options(options)).url == airflow_db
+    assert hook.spark_env() == {"HUDI_LOCK_DB_URL": airflow_db}
+    # HUDI_LOCK_DB_URL, then the table's own option, come before Airflow's database.
+    monkeypatch.setenv("HUDI_LOCK_DB_URL", "postgresql://locks@db/hudi")
+    assert hook.in_process_options()["hoodie.write.lock.database.url"].endswith("/hudi")
+    own = HudiTableHook(base_path="/t", options={"hoodie.write.lock.database.url": "sqlite://"})
+    assert own.in_process_options()["hoodie.write.lock.database.url"] == "sqlite://"
 
 
 def test_hook_hands_the_lock_database_to_spark_jobs_by_environment(monkeypatch):
@@ -101,7 +142,7 @@ def test_instant_sensor_pokes_until_the_instant_exists(mor_table, lock_db):
     planned = table.compaction.schedule()
     found = sensor.poke({})
     assert isinstance(found, PokeReturnValue) and found.xcom_value == planned
-    with pytest.raises(ValueError, match="state must be one of"):
+    with pytest.raises(InvalidOptionError, match="state must be one of"):
         HudiInstantSensor(task_id="bad", base_path=path, state="DONE")
 
 
@@ -234,7 +275,7 @@ def test_operators_build_the_job_arguments():
         "--seq",
         "FIFO",
     ]
-    with pytest.raises(ValueError, match="seq must be one of"):
+    with pytest.raises(InvalidOptionError, match="seq .RANDOM. is not one of FIFO, LIFO"):
         HudiCompactionOperator(task_id="c", base_path="/t", seq="RANDOM")
     assert {"instant_time", "base_path", "hoodie_options"} <= set(compaction.template_fields)
 
@@ -269,27 +310,6 @@ def test_hive_sync_skips_until_the_table_exists(tmp_path):
     sync = HudiHiveSyncOperator(task_id="hive_sync", base_path=str(tmp_path / "none-yet"))
     with pytest.raises(AirflowSkipException, match="no table"):
         sync.execute({"ti": FakeTaskInstance()})
-
-
-def test_the_result_is_the_last_json_line_with_a_status():
-    output = [
-        "26/11/22 INFO SparkContext: starting",
-        '{"job": "compact", "status": "SUCCEEDED", "instant_time": "1"}',
-        "INFO py4j: closing",
-        "{not json",
-    ]
-    assert _result_line(output) == {"job": "compact", "status": "SUCCEEDED", "instant_time": "1"}
-    assert _result_line(["no result here"]) is None
-
-
-def test_the_result_file_wins_over_output_cut_by_the_jvms_logs(tmp_path):
-    # spark-submit forwards the driver's output in chunks; a JVM log line can land inside.
-    cut = ['{"job": "ingest", "status": "SUCC', "26/11/22 INFO Utils: cleanup", 'EEDED"}']
-    assert _result_line(cut) is None
-    result_file = tmp_path / "result.json"
-    result_file.write_text('{"job": "ingest", "status": "SUCCEEDED", "instant_time": "7"}')
-    assert _result_from(result_file, cut)["instant_time"] == "7"
-    assert _result_from(tmp_path / "absent.json", ['{"status": "FAILED"}']) == {"status": "FAILED"}
 
 
 def test_a_backfill_window_takes_only_its_files_and_keeps_the_checkpoint_honest(tmp_path):

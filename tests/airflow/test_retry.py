@@ -10,8 +10,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from hudi_airflow import local_run
 
+from hudi_airflow import local_run
 from tests.airflow.conftest import table_entry
 from tests.datagen import trips
 from tests.oracle import assert_same_table, snapshot, sorted_rows

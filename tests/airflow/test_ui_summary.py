@@ -1,24 +1,13 @@
-"""The Hudi view's table summary (plugins/hudi_airflow/ui/summary.py) on merge-on-read tables
+"""The Hudi view's table summary (hudi_airflow/ui/summary.py) on merge-on-read tables
 written with hudi_core: timeline counts, pending compactions, last clean, archival, files."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from hudi_core import HudiTable
-from hudi_core.timeline import ActiveTimeline, State
-from tests import datagen
-from tests.tables import create_trips_table, data_files
-
-# Airflow puts the plugins folder on sys.path; so do these tests.
-PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
-if str(PLUGINS) not in sys.path:
-    sys.path.insert(0, str(PLUGINS))
-
-from hudi_airflow.tables_config import TableEntry  # noqa: E402
-from hudi_airflow.ui.summary import (  # noqa: E402
+from hudi_airflow.tables_config import TableEntry
+from hudi_airflow.ui.summary import (
     ERROR,
     NOT_CREATED,
     OK,
@@ -27,6 +16,10 @@ from hudi_airflow.ui.summary import (  # noqa: E402
     summarize,
     summarize_all,
 )
+from hudi_core import HudiTable
+from hudi_core.timeline import ActiveTimeline, State
+from tests import datagen
+from tests.tables import create_trips_table, data_files
 
 KEYS = list(range(8))  # two keys in each of datagen's four cities: four file groups
 OPTIONS = {

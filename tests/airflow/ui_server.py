@@ -1,6 +1,7 @@
 """A real `airflow api-server` for the UI view's tests: its own AIRFLOW_HOME and SQLite
-database, this repository's plugins folder, and the simple auth manager with one admin user
-whose password the test chooses (written to the passwords file the auth manager reads)."""
+database, the installed Hudi provider (its UI plugin; the plugins folder stays empty), and
+the simple auth manager with one admin user whose password the test chooses (written to the
+passwords file the auth manager reads)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[2]
-PLUGINS = REPO / "plugins"
 AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 USERNAME = "admin"
 START_TIMEOUT_S = 90
@@ -55,7 +54,7 @@ def airflow_env(home: Path, tables_config: Path, password_file: Path) -> dict[st
         {
             "AIRFLOW_HOME": str(home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
-            "AIRFLOW__CORE__PLUGINS_FOLDER": str(PLUGINS),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(home / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__API__HOST": "127.0.0.1",
@@ -86,8 +85,16 @@ def running_api_server(home: Path, tables_config: Path) -> Iterator[ApiServer]:
     command = [sys.executable, "-m", "airflow", "api-server"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1", "--apps", "core"]
     with open(server.log_path, "wb") as log:
+        # Started outside the repository, as a deployment is: the checkout's folder on
+        # sys.path (python -m adds the working folder) would also hold the editable install's
+        # egg-info, whose plugin entry point Airflow would then load twice.
         process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            command,
+            env=env,
+            cwd=home,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         _wait_until_up(server, process)
