@@ -2,6 +2,8 @@
 # The two commands of a fresh machine (Python 3.11 and Java 17 present, nothing else):
 #   ./run.sh demo   install into .venv and run the demo (the main job)
 #   ./run.sh test   install into .venv and run the whole test suite
+# and, for development, the fast tier (no Spark, Hive, Airflow or browser; see tests/conftest.py):
+#   ./run.sh test-fast   install only what it needs into .venv and run it on every core
 # Extra arguments go to the demo or to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,6 +17,9 @@ install() {  # $1: the extras to install
     fi
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uv
     "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -e ".[$1]"
+}
+
+restore_pyspark() {
     # The Airflow Spark provider pulls in pyspark-client, whose files share pyspark's paths;
     # if they were laid over pyspark's, Python UDFs fail. Put pyspark's own files back.
     if ! "$VENV/bin/python" -c "import pyspark, sys; sys.exit(pyspark.__version__ != '4.3.0')"; then
@@ -38,15 +43,21 @@ shift || true
 case "$command" in
     demo)
         install demo
+        restore_pyspark
         exec "$VENV/bin/python" examples/pipeline.py "$@"
         ;;
     test)
         install test
+        restore_pyspark
         install_browser
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
+    test-fast)
+        install fast
+        exec "$VENV/bin/python" -m pytest --fast -n auto "$@"
+        ;;
     *)
-        echo "usage: ./run.sh demo|test [arguments]" >&2
+        echo "usage: ./run.sh demo|test|test-fast [arguments]" >&2
         exit 2
         ;;
 esac
