@@ -4,6 +4,7 @@ a browser cannot miss its marker, and `--fast`, the tier that needs none of them
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import zipfile
@@ -12,6 +13,10 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+# py4j logs at INFO from __del__ when Python exits, after pytest closed the streams: a
+# "Logging error" traceback at the end of every run that starts Spark. Its INFO says nothing
+# the tests need.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 SHARED_FIXTURES = Path(
     os.environ.get(
         "HUDI_FIXTURES_DIR",
