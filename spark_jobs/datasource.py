@@ -52,7 +52,7 @@ from pyspark.sql.types import StructType
 
 from hudi_core import HudiTable
 from hudi_core.distributed import COMMIT_TIME_FIELD, ReadPlan, TableReader, read_request
-from hudi_core.errors import InvalidOptionError, SchemaError
+from hudi_core.errors import InvalidOptionError
 
 FORMAT = "hudi"
 GUARD_OPTION = "spark_jobs.read.guard"  # the always-true filter's column (see the module doc)
@@ -80,6 +80,8 @@ def read(spark: SparkSession, path: str, options: Mapping[str, Any] | None = Non
     given = {key: _option_value(value) for key, value in (options or {}).items()}
     table = HudiTable.open(path)
     plan = plan_read({**given, "path": path}, filters=None, table=table)
+    if plan is None:  # never written: no columns to guard, no slices to prune
+        return spark.read.format(FORMAT).options(**given).load(path)
     guard = _guard_column(table, plan)
     loaded = spark.read.format(FORMAT).options(**given, **{GUARD_OPTION: guard}).load(path)
     return loaded.where(F.col(guard).isNotNull())
@@ -97,28 +99,21 @@ class HudiDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         return HudiReader(self.options)
 
-    def _plan(self) -> ReadPlan:
+    def _plan(self) -> ReadPlan | None:
         return plan_read(dict(self.options), filters=None)
 
 
 def plan_read(
     options: Mapping[str, str], filters: list | None, table: HudiTable | None = None
-) -> ReadPlan:
+) -> ReadPlan | None:
+    """The read's plan; None for a table never written, which, as HudiTable.read does, reads
+    as no rows in the schema it was created with, else in no columns."""
     path = options.get("path")
     if not path:
         raise InvalidOptionError('reading format("hudi") needs a path: .load("/path/to/table")')
     table = table or HudiTable.open(path)
     request = read_request({**table.options, **options}, filters=filters)
-    plan = TableReader(table.storage, table.config, table.engine).plan(request)
-    if plan is None:
-        raise SchemaError(f"the table at {path} has no commits yet: no schema, nothing to read")
-    return plan
-
-
-class _SlicePartition(InputPartition):
-    def __init__(self, index: int) -> None:
-        super().__init__(index)
-        self.index = index
+    return TableReader(table.storage, table.config, table.engine).plan(request)
 
 
 class HudiReader(DataSourceReader):
@@ -126,13 +121,14 @@ class HudiReader(DataSourceReader):
         self.options = dict(options)
         self.partition_filters: list[tuple[str, str, Any]] = []
         self._plan: ReadPlan | None = None
+        self._planned = False
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's)
         """Filters on partition columns prune file slices of guarded DataFrames (see the
         module doc); Spark still applies every filter to the rows (all are handed back), so
         pruning only ever skips whole slices."""
         self.partition_filters = []  # of this query only: Spark reuses readers across queries
-        self._plan = None
+        self._planned = False
         prunes = GUARD_OPTION in self.options
         partition_columns = _partition_columns(self.options) if prunes else set()
         for spark_filter in filters:
@@ -143,20 +139,29 @@ class HudiReader(DataSourceReader):
             yield spark_filter
 
     @property
-    def plan(self) -> ReadPlan:
-        if self._plan is None:
+    def plan(self) -> ReadPlan | None:
+        if not self._planned:
             self._plan = plan_read(self.options, self.partition_filters or None)
+            self._planned = True
         return self._plan
 
     def partitions(self) -> list[InputPartition]:
-        return [_SlicePartition(i) for i in range(len(self.plan.slices))]
+        """One per file slice, its value the slice's index in the plan; none for a plan of
+        no slices (Spark then reads one InputPartition(None) instead: no rows)."""
+        plan = self.plan
+        return [] if plan is None else [InputPartition(i) for i in range(len(plan.slices))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        rows = self.plan.read_slice(self.plan.slices[partition.index])
-        yield from rows.cast(_nullable(self.plan)).to_batches()
+        plan = self.plan
+        if partition.value is None or plan is None:  # Spark's stand-in for no partitions
+            return
+        rows = plan.read_slice(plan.slices[partition.value])
+        yield from rows.cast(_nullable(plan)).to_batches()
 
 
-def _nullable(plan: ReadPlan) -> pa.Schema:
+def _nullable(plan: ReadPlan | None) -> pa.Schema:
+    if plan is None:
+        return pa.schema([])
     return pa.schema([field.with_nullable(True) for field in plan.output_schema])
 
 

@@ -23,7 +23,6 @@ import spark_jobs  # noqa: E402 (after the capture above)
 from hudi_core import HudiTable  # noqa: E402
 from hudi_core.errors import (  # noqa: E402
     InvalidOptionError,
-    SchemaError,
     TableExistsError,
     TableNotFoundError,
 )
@@ -211,6 +210,63 @@ def test_read_takes_apache_hudis_read_options(spark, cow):
     assert oracle.sorted_rows(as_of) == oracle.sorted_rows(oracle.snapshot(cow, as_of=first))
 
 
+def empty_reads(path: str) -> dict[str, tuple[dict[str, str], str | None]]:
+    """Reads matching no file slice: (read options, row filter) by case."""
+    first = commit_times(path)[0]
+    incremental = {
+        "hoodie.datasource.query.type": "incremental",
+        "hoodie.datasource.read.begin.instanttime": first,
+        "hoodie.datasource.read.end.instanttime": first,  # (first, first]: no commit
+    }
+    return {
+        "no-match filter": ({}, "city = 'atlantis'"),
+        "as of before the first commit": ({"as.of.instant": "19700101000000000"}, None),
+        "empty incremental range": (incremental, None),
+    }
+
+
+@pytest.mark.parametrize("how", ["spark_jobs.read", "format"])
+@pytest.mark.parametrize("table", ["cow", "mor"])
+def test_reads_matching_nothing_are_empty_in_the_tables_schema(spark, request, table, how):
+    path = request.getfixturevalue(table)
+
+    def load(options: dict[str, str]):
+        if how == "format":
+            return spark.read.format("hudi").options(**options).load(path)
+        return spark_jobs.read(spark, path, options)
+
+    schema = load({}).schema
+    assert load({}).count() > 0
+    for case, (options, row_filter) in empty_reads(path).items():
+        df = load(options)
+        if row_filter is not None:
+            df = df.where(row_filter)
+            if how == "spark_jobs.read":  # pruned to no slice at all
+                assert df.rdd.getNumPartitions() == 1, case  # Spark's one empty stand-in
+        assert df.count() == 0, case
+        assert df.schema == schema, case
+        assert df.toArrow().num_rows == 0, case
+
+
+@pytest.mark.parametrize("how", ["spark_jobs.read", "format"])
+def test_a_table_never_written_reads_as_hudi_core_reads_it(spark, tmp_path, how):
+    """No rows, in the schema the table was created with, else in no columns at all."""
+    declared = pa.schema([("uuid", pa.string()), ("city", pa.string()), ("ts", pa.int64())])
+    typed, bare = str(tmp_path / "typed"), str(tmp_path / "bare")
+    HudiTable.create(typed, name="typed", record_key_fields=["uuid"], schema=declared)
+    HudiTable.create(bare, name="bare", record_key_fields=["uuid"])
+    for path in (typed, bare):
+        if how == "format":
+            read = spark.read.format("hudi").load(path).toArrow()
+        else:
+            read = spark_jobs.read(spark, path).toArrow()
+        ours = HudiTable.open(path).read()
+        assert read.num_rows == ours.num_rows == 0
+        assert read.schema.names == ours.schema.names
+        assert read.schema.types == ours.schema.types
+    assert data(HudiTable.open(typed).read()).schema == declared
+
+
 def test_save_modes(spark, tmp_path):
     path = str(tmp_path / "trips")
     save(spark, batch(range(0, 10), 1), path, mode="errorifexists")
@@ -245,10 +301,6 @@ def test_bad_reads_and_writes_fail_clearly(spark, tmp_path):
     # A plain load plans in Spark's Python worker: Spark's error, naming hudi_core's.
     with pytest.raises(PySparkException, match="TableNotFoundError"):
         spark.read.format("hudi").load(missing)
-    empty = str(tmp_path / "empty")
-    HudiTable.create(empty, name="empty", record_key_fields=["uuid"])
-    with pytest.raises(SchemaError, match="no commits yet"):
-        spark_jobs.read(spark, empty)
 
     rows = spark.createDataFrame(batch(range(3), 1))
     with pytest.raises(InvalidOptionError, match="hoodie.datasource.write.recordkey.field"):
