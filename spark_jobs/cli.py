@@ -10,6 +10,11 @@ job, the table, the instant time, action and state it produced and some counts; 
 is 0 only when the job succeeded (then `"status": "SUCCEEDED"`). `--result-file PATH_OR_URI`
 also writes that object to a file, which is how an orchestrator reads it (spark-submit may cut
 the driver's output up with the JVM's log lines).
+
+Every job checks its arguments, the base path and the table name before it starts Spark: a
+wrong one costs a second, one line of error and the FAILED result line, not a JVM's start-up.
+Apache Hudi's flag names are aliases where they mean the same (`--target-base-path`,
+`--target-table`; HoodieCompactor's `-sp`, `-tn`, `-ms`).
 """
 
 from __future__ import annotations
@@ -21,25 +26,51 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs as pafs
 from jproperties import Properties
-from pyspark.sql import SparkSession
 
 from hudi_core import HudiTable
-from hudi_core.errors import InvalidOptionError
+from hudi_core.errors import HudiError, InvalidOptionError, TableNotFoundError
 from hudi_core.inspect import InstantInfo
-from spark_jobs.engine import SparkEngine
+
+if TYPE_CHECKING:  # pyspark is imported when a job starts Spark, after its checks
+    from pyspark.sql import SparkSession
 
 _LOG = logging.getLogger("spark_jobs")
 
 
+class JobArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors are raised (InvalidOptionError), so that a bad argument ends in
+    the FAILED result line and exit code 1 as every other failure does; --help still exits 0."""
+
+    def error(self, message: str):
+        raise InvalidOptionError(f"{message} (see {self.prog} --help)")
+
+
 def parser(job: str, description: str) -> argparse.ArgumentParser:
-    """The arguments every job takes; jobs add their own."""
-    parsed = argparse.ArgumentParser(prog=f"spark_jobs/{job}.py", description=description)
-    parsed.add_argument("--base-path", required=True, help="the table's base path (or URI)")
-    parsed.add_argument("--table-name", help="the table's name (checked against the table's)")
+    """The arguments every job takes; jobs add their own. --help shows each one's default."""
+    parsed = JobArgumentParser(
+        prog=f"spark_jobs/{job}.py",
+        description=description,
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parsed.add_argument(
+        "--base-path",
+        "--target-base-path",
+        "-sp",
+        dest="base_path",
+        required=True,
+        help="the table's base path (or URI)",
+    )
+    parsed.add_argument(
+        "--table-name",
+        "--target-table",
+        "-tn",
+        dest="table_name",
+        help="the table's name, checked against its hoodie.table.name",
+    )
     parsed.add_argument(
         "--hoodie-conf",
         action="append",
@@ -55,9 +86,25 @@ def parser(job: str, description: str) -> argparse.ArgumentParser:
     )
     parsed.add_argument(
         "--spark-master",
-        help="the Spark master when not run by spark-submit (default: local[*])",
+        "-ms",
+        help="the Spark master when not run by spark-submit (then local[*] if not given)",
     )
     return parsed
+
+
+def check_table(args: argparse.Namespace) -> None:
+    """Before Spark starts: the base path holds a table (its hoodie.properties is read), and
+    it is the one --table-name names."""
+    _check_name(args, HudiTable.open(args.base_path))
+
+
+def check_new_table(args: argparse.Namespace, *needed: str) -> None:
+    """A job that may create its table: the flags creating it takes are all given."""
+    missing = [flag for flag in needed if not getattr(args, flag.lstrip("-").replace("-", "_"))]
+    if missing:
+        raise TableNotFoundError(
+            f"no Hudi table at {args.base_path}, and creating one needs {', '.join(missing)}"
+        )
 
 
 def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
@@ -65,8 +112,11 @@ def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
     options: dict[str, str] = {}
     if args.props:
         properties = Properties()
-        with open(args.props, "rb") as handle:
-            properties.load(handle, "utf-8")
+        try:
+            with open(args.props, "rb") as handle:
+                properties.load(handle, "utf-8")
+        except OSError as exc:
+            raise InvalidOptionError(f"--props {args.props}: {exc.strerror}") from exc
         options.update({key: value.data for key, value in properties.items()})
     for pair in args.hoodie_conf:
         key, sep, value = pair.partition("=")
@@ -81,6 +131,8 @@ def spark_session(
 ) -> SparkSession:
     """The running session (tests, notebooks), else a new one; spark-submit's settings rule.
     `config` applies to a new session only (static settings such as the catalog)."""
+    from pyspark.sql import SparkSession
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
     builder = SparkSession.builder.appName(f"hudi-{job}")
     for key, value in (config or {}).items():
@@ -94,19 +146,28 @@ def spark_session(
 
 def open_table(spark: SparkSession, args: argparse.Namespace, options: dict) -> HudiTable:
     """The table at --base-path, its services running on Spark executors."""
+    from spark_jobs.engine import SparkEngine
+
     table = HudiTable.open(args.base_path, options=options, engine=SparkEngine(spark))
+    _check_name(args, table)
+    return table
+
+
+def _check_name(args: argparse.Namespace, table: HudiTable) -> None:
     if args.table_name and args.table_name != table.name:
         raise InvalidOptionError(
             f"--table-name {args.table_name} does not match the table at {args.base_path} "
             f"({table.name})"
         )
-    return table
 
 
 def job_table(job: str, args: argparse.Namespace) -> HudiTable:
-    """The Spark session a job runs in, and the table at --base-path on it."""
+    """The Spark session a job runs in, and the table at --base-path on it, once the table was
+    found and its name checked."""
+    check_table(args)
+    options = hoodie_options(args)
     spark = spark_session(job, args.spark_master)
-    return open_table(spark, args, hoodie_options(args))
+    return open_table(spark, args, options)
 
 
 def avro_metadata_of(table: HudiTable, instant_time: str) -> tuple[InstantInfo, dict[str, Any]]:
@@ -147,10 +208,13 @@ def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[s
     try:
         outcome = main(argv)
         code = 0
-    except SystemExit:  # argparse: --help, bad arguments
+    except SystemExit:  # argparse: --help
         raise
     except Exception as exc:  # noqa: BLE001 - any failure must end in a result line
-        traceback.print_exc()
+        if isinstance(exc, HudiError):  # says what is wrong: one line, no traceback
+            print(f"spark_jobs/{job}.py: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        else:
+            traceback.print_exc()
         outcome = {"job": job, "status": "FAILED", "error": f"{type(exc).__name__}: {exc}"}
         # What went wrong while cleaning up after the failure (a rollback that failed too).
         outcome.update({"notes": exc.__notes__} if getattr(exc, "__notes__", None) else {})

@@ -25,12 +25,14 @@ MODES = {"schedule": "schedule", "execute": "execute", "scheduleandexecute": "sc
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = _arguments(argv)
+    cli.check_table(args)
     options = cli.hoodie_options(args)
     if args.strategy:
         options[C.STRATEGY.key] = args.strategy
     if args.target_io is not None:
         options[C.TARGET_IO.key] = str(args.target_io)
-    spark = cli.spark_session(JOB, args.spark_master)
+    config = {"spark.executor.memory": args.spark_memory} if args.spark_memory else None
+    spark = cli.spark_session(JOB, args.spark_master, config)
     table = cli.open_table(spark, args, options)
     instant_time = args.instant_time
     if args.mode in ("schedule", "scheduleAndExecute"):
@@ -63,16 +65,33 @@ def _arguments(argv: Sequence[str] | None):
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
     parser.add_argument(
         "--mode",
+        "-m",
         default="scheduleAndExecute",
         type=lambda value: MODES.get(value.lower(), value),
         choices=sorted(MODES.values()),
+        help="plan a compaction, run one, or both (any letter case)",
     )
-    parser.add_argument("--instant-time", help="execute: the planned compaction to run")
     parser.add_argument(
-        "--seq", default=CompactionOrder.FIFO, choices=list(CompactionOrder), type=CompactionOrder
+        "--instant-time", "-it", help="execute: the planned compaction to run (else by --seq)"
     )
-    parser.add_argument("--strategy", help="hoodie.compaction.strategy (a class name)")
-    parser.add_argument("--target-io", type=int, help="hoodie.compaction.target.io (MB)")
+    parser.add_argument(
+        "--seq",
+        default=CompactionOrder.FIFO,
+        choices=list(CompactionOrder),
+        type=CompactionOrder,
+        help="execute without --instant-time: the oldest (FIFO) or newest (LIFO) plan",
+    )
+    parser.add_argument(
+        "--strategy", "-st", help="hoodie.compaction.strategy (a class name; else the option's)"
+    )
+    parser.add_argument(
+        "--target-io", type=int, help="hoodie.compaction.target.io in MB (else the option's)"
+    )
+    parser.add_argument(
+        "--spark-memory",
+        "-sm",
+        help="spark.executor.memory of a session this job starts (spark-submit's otherwise)",
+    )
     return parser.parse_args(argv)
 
 

@@ -38,11 +38,17 @@ JOB = "hive_sync"
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
-    parser.add_argument("--metastore-dir", help="spark mode: the embedded metastore's folder")
-    parser.add_argument("--watermark", help="event time the data is complete up to")
+    parser.add_argument(
+        "--metastore-dir",
+        help="spark mode: the embedded metastore's folder (else metastore_db in the cwd)",
+    )
+    parser.add_argument(
+        "--watermark", help="event time the data is complete up to (ISO or epoch millis)"
+    )
     args = parser.parse_args(argv)
-    options = cli.hoodie_options(args)
     watermark_ms = parse_watermark(args.watermark) if args.watermark else None
+    cli.check_table(args)
+    options = cli.hoodie_options(args)
     # One sync of a table at a time; the embedded metastore is opened under the lock too.
     with table_lock(Storage(args.base_path), Options(options)):
         embedded = None

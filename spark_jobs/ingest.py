@@ -12,6 +12,10 @@ nothing. The table is created (from --table-type and the field flags) if absent.
 `--continuous` repeats, a round at most every --min-sync-interval-seconds.
 A backfill takes the files modified in [--modified-since, --modified-until) instead (ISO dates
 or times); it moves the checkpoint only when it covered everything after it.
+
+HoodieStreamer's flag names work too: --target-base-path, --target-table, --source-ordering-field
+(= --precombine-field), --checkpoint (resume from it instead of the table's) and --filter-dupes
+(insert: drop the records whose key the table holds).
 """
 
 from __future__ import annotations
@@ -23,13 +27,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hudi_core import HudiTable, TableType, WriteOperation
-from hudi_core.config import PROPERTIES_FILE
+from hudi_core.config import write_options as W
 from hudi_core.errors import InvalidOptionError, TableNotFoundError
-from hudi_core.storage import Storage
 from spark_jobs import cli
-from spark_jobs.engine import SparkEngine
 from spark_jobs.sources import FORMATS, Window, new_files, read_files
-from spark_jobs.writer import SparkWriter
 
 JOB = "ingest"
 CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
@@ -37,13 +38,17 @@ CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = _arguments(argv)
+    exists = _check(args)
     options = cli.hoodie_options(args)
+    if args.filter_dupes:
+        options[W.INSERT_DROP_DUPLICATES.key] = "true"
     spark = cli.spark_session(JOB, args.spark_master)
-    table = _table(spark, args, options)
-    rounds, outcome = 0, None
+    table = _table(spark, args, options, exists)
+    rounds, outcome, checkpoint = 0, None, args.checkpoint
     while True:
         started = time.monotonic()
-        outcome = ingest_once(spark, table, args)
+        outcome = ingest_once(spark, table, args, checkpoint)
+        checkpoint = None  # --checkpoint resumes the first round; later ones follow the table
         rounds += 1
         if not args.continuous or (args.max_rounds and rounds >= args.max_rounds):
             break
@@ -52,9 +57,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return outcome
 
 
-def ingest_once(spark, table: HudiTable, args) -> dict[str, Any]:
-    """One round: the new files, written as one commit with the new checkpoint."""
-    checkpoint = last_checkpoint(table)
+def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) -> dict[str, Any]:
+    """One round: the new files (after `checkpoint`, else the table's), written as one commit
+    with the new checkpoint."""
+    from spark_jobs.writer import SparkWriter
+
+    checkpoint = checkpoint or last_checkpoint(table)
     drop = new_files(
         args.source_path, args.source_format, checkpoint, args.source_limit, _window(args)
     )
@@ -92,15 +100,29 @@ def last_checkpoint(table: HudiTable) -> str | None:
     return None
 
 
-def _table(spark, args, options: dict[str, str]) -> HudiTable:
-    engine = SparkEngine(spark)
-    if Storage(args.base_path).exists(PROPERTIES_FILE):
-        return cli.open_table(spark, args, options)
-    if not (args.table_name and args.record_key_field):
-        raise TableNotFoundError(
-            f"no table at {args.base_path}: creating one needs --table-name and "
-            "--record-key-field (and --partition-path-field, --precombine-field as it has them)"
+def _check(args) -> bool:
+    """The arguments, and the table or what creating it needs, checked before Spark starts;
+    whether the table exists."""
+    if args.filter_dupes and args.op is not WriteOperation.INSERT:
+        raise InvalidOptionError(f"--filter-dupes applies to --op insert, not {args.op}")
+    if args.checkpoint is not None and not args.checkpoint.isdigit():
+        raise InvalidOptionError(
+            f"--checkpoint {args.checkpoint!r} is not a checkpoint of this source (epoch millis)"
         )
+    _window(args)
+    try:
+        cli.check_table(args)
+    except TableNotFoundError:
+        cli.check_new_table(args, "--table-name", "--record-key-field")
+        return False
+    return True
+
+
+def _table(spark, args, options: dict[str, str], exists: bool) -> HudiTable:
+    from spark_jobs.engine import SparkEngine
+
+    if exists:
+        return cli.open_table(spark, args, options)
     return HudiTable.create(
         args.base_path,
         args.table_name,
@@ -109,7 +131,7 @@ def _table(spark, args, options: dict[str, str]) -> HudiTable:
         partition_fields=_fields(args.partition_path_field),
         precombine_field=args.precombine_field,
         options=options,
-        engine=engine,
+        engine=SparkEngine(spark),
     )
 
 
@@ -146,10 +168,18 @@ def _fields(value: str | None) -> list[str]:
 def _arguments(argv: Sequence[str] | None):
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
     parser.add_argument("--source-path", required=True, help="directory the files land in")
-    parser.add_argument("--source-format", required=True, choices=FORMATS)
-    parser.add_argument("--source-limit", type=int, help="bytes of files one round reads at most")
     parser.add_argument(
-        "--op", default=WriteOperation.UPSERT, choices=list(WriteOperation), type=WriteOperation
+        "--source-format", required=True, choices=FORMATS, help="the landed files' format"
+    )
+    parser.add_argument(
+        "--source-limit", type=int, help="bytes of files one round reads at most (else all)"
+    )
+    parser.add_argument(
+        "--op",
+        default=WriteOperation.UPSERT,
+        choices=list(WriteOperation),
+        type=WriteOperation,
+        help="the write operation",
     )
     parser.add_argument(
         "--table-type",
@@ -158,9 +188,28 @@ def _arguments(argv: Sequence[str] | None):
         type=TableType,
         help="of a table created by this run",
     )
-    parser.add_argument("--record-key-field", help="record key field(s), comma-separated")
-    parser.add_argument("--partition-path-field", help="partition field(s), comma-separated")
-    parser.add_argument("--precombine-field", help="ordering field of duplicate keys")
+    parser.add_argument(
+        "--record-key-field", help="record key field(s), comma-separated (creating a table)"
+    )
+    parser.add_argument(
+        "--partition-path-field",
+        help="partition field(s), comma-separated (creating a table; none: non-partitioned)",
+    )
+    parser.add_argument(
+        "--precombine-field",
+        "--source-ordering-field",
+        dest="precombine_field",
+        help="ordering field of duplicate keys (creating a table)",
+    )
+    parser.add_argument(
+        "--checkpoint", help="resume after this checkpoint instead of the table's (epoch millis)"
+    )
+    parser.add_argument(
+        "--filter-dupes",
+        action="store_true",
+        help="--op insert: drop the records whose key the table holds "
+        "(hoodie.datasource.write.insert.drop.duplicates)",
+    )
     parser.add_argument("--modified-since", help="backfill: files modified at or after (ISO)")
     parser.add_argument("--modified-until", help="backfill: files modified before (ISO)")
     parser.add_argument("--continuous", action="store_true", help="keep ingesting in rounds")

@@ -20,7 +20,7 @@ JOB = "savepoint"
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
-    parser.add_argument("--instant-time", help="the commit (default: the latest)")
+    parser.add_argument("--instant-time", help="the commit (else the latest completed one)")
     parser.add_argument("--comments", default="", help="recorded with the savepoint")
     parser.add_argument("--delete", action="store_true", help="delete the savepoint instead")
     args = parser.parse_args(argv)

@@ -10,16 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import fastavro
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.pandas.types import from_arrow_schema
 
 from hudi_core.errors import InvalidOptionError
 from hudi_core.schema import avro_to_arrow
+
+if TYPE_CHECKING:  # the ingest job checks its arguments with this module before Spark starts
+    from pyspark.sql import DataFrame, SparkSession
 
 FORMATS = ("json", "csv", "parquet", "avro")
 _EXTENSIONS = {"json": (".json", ".jsonl"), "csv": (".csv",), "parquet": (".parquet",)}
@@ -125,6 +127,8 @@ class ArrowFiles:
                 yield self._read(path)
 
     def to_dataframe(self, spark: SparkSession) -> DataFrame:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
         spark_schema = from_arrow_schema(self.schema, prefer_timestamp_ntz=False)
         return self.names(spark).mapInArrow(self._batches, spark_schema)
 

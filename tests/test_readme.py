@@ -1,6 +1,7 @@
 """The docs stay true and usable: the README is short, has the sections a newcomer needs and a
-quickstart that runs; docs/ holds the rest, its option list is the one the code declares, no
-statement that stopped being true comes back, and every relative link resolves."""
+quickstart that runs, as does each of its Python blocks on its own; docs/ holds the rest, its
+option list is the one the code declares, no statement that stopped being true comes back, and
+every relative link resolves."""
 
 from __future__ import annotations
 
@@ -121,16 +122,39 @@ def _anchors(path: Path) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
 
 
+def _python_blocks() -> list[str]:
+    """Every ```python block of the README, in order."""
+    return re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.S | re.M)
+
+
+def _run_block(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A block run alone, in a fresh interpreter and folder: it defines what it uses."""
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
 def test_the_quickstart_runs_as_written(tmp_path):
     block = re.search(r"```python\n(.*?)```", _section(README, "## Quickstart"), re.S)
     assert block, "the README's quickstart lost its Python block"
     code = block.group(1)
     assert len(code.splitlines()) <= 14, "the quickstart is a dozen lines at most"
-    run = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    run = _run_block(code, tmp_path)
     assert run.returncode == 0, run.stderr
     assert "'fare': 12.0" in run.stdout, run.stdout
+
+
+def test_every_python_block_of_the_readme_runs(tmp_path):
+    blocks = _python_blocks()
+    assert blocks, "the README has no Python block"
+    failures = []
+    for number, code in enumerate(blocks, start=1):
+        folder = tmp_path / f"block{number}"
+        folder.mkdir()
+        run = _run_block(code, folder)
+        if run.returncode != 0:
+            failures.append(f"block {number}:\n{code}\n{run.stderr[-2000:]}")
+    assert not failures, "README Python blocks that do not run:\n" + "\n".join(failures)
 
 
 def test_the_options_reference_lists_every_option_as_declared():

@@ -613,11 +613,9 @@ def test_help_prints_usage_and_exits_zero(module, capsys):
     assert "--base-path" in out and "--hoodie-conf" in out and "--props" in out
 
 
-def test_bad_arguments_exit_two_with_usage(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        cli.run(compact.JOB, compact.main, ["--base-path", "/x", "--mode", "sometimes"])
-    assert exit_info.value.code == 2
-    assert "--mode" in capsys.readouterr().err
+def test_bad_arguments_fail_with_one_line_and_the_failed_result(capsys):
+    error = failed(capsys, compact, "--base-path", "/x", "--mode", "sometimes")
+    assert error.startswith("InvalidOptionError") and "--mode" in error and "--help" in error
 
 
 # ---- compaction modes, savepoint and restore

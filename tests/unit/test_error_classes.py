@@ -42,6 +42,8 @@ def _raises_in(node: ast.AST, function: str) -> Iterator[tuple[int, str, str]]:
 def _allowed(raised: str, function: str) -> bool:
     if raised in ERROR_CLASSES:
         return raised != "HudiError"
+    if raised == "ArgumentTypeError":
+        return True  # argparse's protocol for a flag's type: it becomes a usage error
     if not raised[:1].isupper():
         return True  # a variable or a factory (corrupt(...)), typed to return a HudiError
     builtin = getattr(builtins, raised, None)

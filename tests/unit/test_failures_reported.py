@@ -10,6 +10,7 @@ import logging
 import pytest
 
 from hudi_core.write import handles, transaction
+from spark_jobs import cli
 from tests import datagen
 from tests.tables import create_trips_table
 
@@ -61,23 +62,13 @@ def test_a_compaction_whose_rollback_fails_reports_both(tmp_path, monkeypatch, c
     assert any(r.exc_info and "failed too" in r.getMessage() for r in caplog.records)
 
 
-@pytest.fixture
-def cli():
-    """spark_jobs.cli, imported by the tests that use it: it imports pyspark (they carry the
-    spark marker, though they start no JVM)."""
-    from spark_jobs import cli
-
-    return cli
-
-
 def _job_failing_with_a_note(argv):
     error = TaskFailure("the disk is full")
     error.add_note("rolling back the failed write 1 failed too (OSError: denied)")
     raise error
 
 
-@pytest.mark.spark
-def test_a_jobs_result_line_carries_the_notes_of_its_failure(cli, capsys, tmp_path):
+def test_a_jobs_result_line_carries_the_notes_of_its_failure(capsys, tmp_path):
     result_file = tmp_path / "result.json"
     code = cli.run("ingest", _job_failing_with_a_note, ["--result-file", str(result_file)])
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -87,9 +78,8 @@ def test_a_jobs_result_line_carries_the_notes_of_its_failure(cli, capsys, tmp_pa
     assert json.loads(result_file.read_text()) == line
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize("outcome", ["succeeded", "failed"])
-def test_an_unwritable_result_file_still_prints_the_result_line(cli, capsys, tmp_path, outcome):
+def test_an_unwritable_result_file_still_prints_the_result_line(capsys, tmp_path, outcome):
     def main(argv):
         if outcome == "failed":
             raise TaskFailure("the disk is full")
