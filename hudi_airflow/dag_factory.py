@@ -6,6 +6,10 @@
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
 - `<table>_maintenance`: `clean` -> `archive`.
 
+Every Spark task of a table gets the entry's Spark settings (`spark_conf`, `executor_memory`,
+...) as SparkSubmitOperator's `conf` and arguments; a table without partition fields is
+ingested without `--partition-path-field` (non-partitioned).
+
 Tables that sync to Hive (`TableEntry.syncs_to_hive`: their options enable Apache Hudi's Hive
 sync, hoodie.datasource.hive_sync.*, or name partition commit policies,
 sink.partition-commit.*) get a `hive_sync` task after every write, as Apache Hudi's writer
@@ -172,4 +176,5 @@ def _table_arguments(entry: TableEntry, spark: bool) -> dict:
     if spark:
         arguments["conn_id"] = entry.spark_conn_id
         arguments["result_dir"] = entry.result_dir
+        arguments.update(entry.spark_submit_arguments())
     return arguments

@@ -7,7 +7,7 @@ list of entries.
         base_path: /data/lake/trips
         table_type: MERGE_ON_READ
         record_key_field: uuid
-        partition_path_field: city
+        partition_path_field: city    # optional: absent, null, "" or []: non-partitioned
         precombine_field: ts
         source_path: /data/landing/trips
         source_format: parquet
@@ -21,9 +21,20 @@ list of entries.
         result_dir: s3://bucket/tmp    # optional: where Spark jobs leave their result files
         retries: 2
         retry_delay_seconds: 60
+        executor_memory: 2g            # optional: spark-submit's --executor-memory, and so on
+        executor_cores: 2
+        driver_memory: 1g
+        num_executors: 4
+        spark_conf:                    # optional: any spark.* setting, as --conf key=value
+          spark.sql.shuffle.partitions: 8
         options:                       # optional: any hoodie.* option
           hoodie.compact.inline.max.delta.commits: "3"
           hoodie.datasource.hive_sync.enable: true   # Hive sync (mode spark by default)
+
+`partition_path_field` names the partition field, or several (comma-separated, or a list);
+without any the table is non-partitioned (NonpartitionedKeyGenerator). The Spark settings go
+to every Spark job of the table (ingest, compaction, clean, archive, Hive sync); a setting
+may be given once, as a convenience key or in `spark_conf`, not both.
 
 `options` take hoodie.* options and the partition commit options (sink.partition-commit.*,
 partition.time-extractor.*). A table syncs to Hive (see `TableEntry.syncs_to_hive`) when
@@ -64,12 +75,12 @@ REQUIRED = (
     "base_path",
     "table_type",
     "record_key_field",
-    "partition_path_field",
     "precombine_field",
     "source_path",
     "source_format",
 )
 OPTIONAL = (
+    "partition_path_field",
     "schedule",
     "compaction_schedule",
     "maintenance_schedule",
@@ -80,9 +91,23 @@ OPTIONAL = (
     "result_dir",
     "retries",
     "retry_delay_seconds",
+    "executor_memory",
+    "executor_cores",
+    "driver_memory",
+    "num_executors",
+    "spark_conf",
     "options",
 )
 COUNTS = ("retries", "retry_delay_seconds")
+# SparkSubmitOperator's own arguments, and the Spark setting each one stands for.
+SPARK_ARGUMENTS = {
+    "executor_memory": "spark.executor.memory",
+    "executor_cores": "spark.executor.cores",
+    "driver_memory": "spark.driver.memory",
+    "num_executors": "spark.executor.instances",
+}
+SPARK_COUNTS = ("executor_cores", "num_executors")
+_MEMORY = re.compile(r"^[0-9]+([kmgtp]b?)?$", re.IGNORECASE)  # Spark's sizes: 512m, 2g, 4gb
 PATHS = ("base_path", "source_path")
 OPTIONAL_PATHS = ("metastore_dir", "result_dir")
 # Keys `options` may hold: Apache Hudi's, and the partition commit options.
@@ -102,10 +127,10 @@ class TableEntry:
     base_path: str
     table_type: str
     record_key_field: str
-    partition_path_field: str
     precombine_field: str
     source_path: str
     source_format: str
+    partition_path_field: str | None = None  # comma-separated; None: non-partitioned
     schedule: str | None = None  # the ingest DAG's; None: triggered by hand only
     compaction_schedule: str | None = "@hourly"
     maintenance_schedule: str | None = "@daily"
@@ -116,7 +141,16 @@ class TableEntry:
     result_dir: str | None = None  # the Spark jobs' result files; None: a temporary folder
     retries: int = 2
     retry_delay_seconds: int = 60
+    executor_memory: str | None = None
+    executor_cores: int | None = None
+    driver_memory: str | None = None
+    num_executors: int | None = None
+    spark_conf: dict[str, str] = field(default_factory=dict)  # spark.* settings
     options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_partitioned(self) -> bool:
+        return self.partition_path_field is not None
 
     @property
     def is_merge_on_read(self) -> bool:
@@ -137,10 +171,20 @@ class TableEntry:
             "hoodie.table.name": self.name,
             "hoodie.datasource.write.table.type": self.table_type,
             "hoodie.datasource.write.recordkey.field": self.record_key_field,
-            "hoodie.datasource.write.partitionpath.field": self.partition_path_field,
             "hoodie.datasource.write.precombine.field": self.precombine_field,
         }
+        if self.partition_path_field is not None:
+            defining["hoodie.datasource.write.partitionpath.field"] = self.partition_path_field
         return {**defining, **self.options}
+
+    def spark_submit_arguments(self) -> dict[str, Any]:
+        """SparkSubmitOperator's arguments for the table's Spark jobs: `conf` and the
+        convenience keys the entry sets."""
+        arguments: dict[str, Any] = {"conf": dict(self.spark_conf)} if self.spark_conf else {}
+        for key in SPARK_ARGUMENTS:
+            if getattr(self, key) is not None:
+                arguments[key] = getattr(self, key)
+        return arguments
 
 
 def config_path() -> Path:
@@ -186,6 +230,7 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
         values[key] = _resolved(path, values[key])
     _check_choices(where, values)
     optional = {key: _optional(where, key, raw[key]) for key in OPTIONAL if key in raw}
+    _check_spark_duplicates(where, optional)
     for key in OPTIONAL_PATHS:
         if optional.get(key) is not None:
             optional[key] = _resolved(path, optional[key].strip())
@@ -232,6 +277,12 @@ def _check_sync_options(where: str, entry: TableEntry) -> None:
 
 
 def _optional(where: str, key: str, value: Any) -> Any:
+    if key == "partition_path_field":
+        return _partition_fields(where, value)
+    if key in SPARK_ARGUMENTS:
+        return _spark_argument(where, key, value)
+    if key == "spark_conf":
+        return _spark_conf(where, value)
     if key in COUNTS:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise TablesConfigError(f"{where}: key '{key}' must be a whole number >= 0")
@@ -252,6 +303,63 @@ def _optional(where: str, key: str, value: Any) -> Any:
                 "partition.time-extractor.*)"
             )
     return {str(k): _option_text(v) for k, v in value.items()}
+
+
+def _partition_fields(where: str, value: Any) -> str | None:
+    """The partition fields as the ingest job takes them (comma-separated); None when there
+    are none (absent, null, "" or []): a non-partitioned table."""
+    names: list[str] = []
+    for part in value if isinstance(value, list) else [] if value is None else [value]:
+        if not isinstance(part, str):
+            raise TablesConfigError(
+                f"{where}: key 'partition_path_field' must be a field name, a comma-separated "
+                "list of them, a list of them, or null (non-partitioned)"
+            )
+        names += [name.strip() for name in part.split(",") if name.strip()]
+    return ",".join(names) or None
+
+
+def _spark_argument(where: str, key: str, value: Any) -> str | int | None:
+    if value is None:
+        return None
+    if key in SPARK_COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TablesConfigError(f"{where}: key '{key}' must be a whole number >= 1 or null")
+        return value
+    text = str(value).strip() if isinstance(value, (str, int)) else ""
+    if isinstance(value, bool) or not _MEMORY.match(text):
+        raise TablesConfigError(
+            f"{where}: key '{key}' must be a Spark memory size such as 512m or 2g, not {value!r}"
+        )
+    return text
+
+
+def _spark_conf(where: str, value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TablesConfigError(f"{where}: key 'spark_conf' must be a mapping of spark.* settings")
+    for key, setting in value.items():
+        if not isinstance(key, str) or not key.startswith("spark.") or key == "spark.":
+            raise TablesConfigError(
+                f"{where}: key 'spark_conf' holds {key!r}, which is not a spark.* setting"
+            )
+        if setting is None or isinstance(setting, (dict, list)):
+            raise TablesConfigError(
+                f"{where}: key 'spark_conf' setting '{key}' must be a string, number or "
+                f"boolean, not {type(setting).__name__}"
+            )
+    return {key: _option_text(setting) for key, setting in value.items()}
+
+
+def _check_spark_duplicates(where: str, optional: dict[str, Any]) -> None:
+    """A convenience key and its spark.* setting together would leave spark-submit to pick."""
+    conf = optional.get("spark_conf", {})
+    for key, setting in SPARK_ARGUMENTS.items():
+        if optional.get(key) is not None and setting in conf:
+            raise TablesConfigError(
+                f"{where}: key '{key}' and spark_conf '{setting}' set the same thing; keep one"
+            )
 
 
 def _option_text(value: Any) -> str:
