@@ -16,6 +16,7 @@ else Airflow's own metadata database: this hook resolves that fallback and hands
 from __future__ import annotations
 
 import functools
+import json
 import os
 from typing import Any
 
@@ -24,6 +25,7 @@ from airflow.sdk import BaseHook
 from hudi_core import HudiTable, InvalidOptionError
 from hudi_core.config import PROPERTIES_FILE, Options
 from hudi_core.config import lock_options as L
+from hudi_core.filesystems import SECRET_OPTIONS_ENV, secret_options
 from hudi_core.inspect import InstantInfo
 from hudi_core.lock import DATABASE_URL_ENV
 from hudi_core.services import compaction_due
@@ -94,22 +96,28 @@ class HudiTableHook(BaseHook):
 
     def spark_options(self) -> dict[str, str]:
         """The options a spark-submit gets on its command line: all but the lock database's
-        URL, which may hold a password (see spark_env)."""
-        return {k: v for k, v in self.options.items() if k != L.DATABASE_URL.key}
+        URL, which may hold a password, and the object store's credentials (see spark_env)."""
+        hidden = {L.DATABASE_URL.key, *secret_options(self.options)}
+        return {k: v for k, v in self.options.items() if k not in hidden}
 
     def spark_env(self) -> dict[str, str]:
-        """Environment for a spark-submit of this table: the lock database's URL travels as an
-        environment variable, never on a command line that logs print."""
-        if not _uses_database_lock(self.options):
-            return {}
-        url = self.options.get(L.DATABASE_URL.key) or lock_database_url()
-        return {LOCK_URL_ENV: url} if url else {}
+        """Environment for a spark-submit of this table: the lock database's URL and the
+        object store's credentials travel as environment variables, never on a command line
+        that logs print."""
+        env = {}
+        secrets = secret_options(self.options)
+        if secrets:
+            env[SECRET_OPTIONS_ENV] = json.dumps(secrets)
+        if _uses_database_lock(self.options):
+            url = self.options.get(L.DATABASE_URL.key) or lock_database_url()
+            env.update({LOCK_URL_ENV: url} if url else {})
+        return env
 
     def get_conn(self) -> HudiTable:
         return HudiTable.open(self.base_path, self.in_process_options())
 
     def exists(self) -> bool:
-        return Storage(self.base_path).exists(PROPERTIES_FILE)
+        return Storage(self.base_path, options=self.options).exists(PROPERTIES_FILE)
 
     def timeline(self) -> ActiveTimeline:
         table = self.get_conn()

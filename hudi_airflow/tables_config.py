@@ -46,8 +46,11 @@ workers reach, where jobs leave their results for the operators (default: a temp
 on the worker, which does while drivers run in client mode, spark-submit's default).
 
 Paths may use environment variables; relative paths are taken from the file's folder.
-A bad entry fails loading with a message naming the entry and the key, so a typo breaks DAG
-parsing visibly (an import error in the Airflow UI) instead of producing a half-working DAG.
+A bad entry gets a message naming the entry and the key. `read_tables` keeps the good entries
+and reports each bad one apart (the DAG factory builds the good tables' DAGs, and
+dags/hudi_tables_check.py turns the bad entries into an import error in the Airflow UI; the
+Hudi view shows each beside the others); `load_tables` refuses a file with any bad entry. A
+file that cannot be read as a list of entries at all fails both.
 """
 
 from __future__ import annotations
@@ -111,12 +114,24 @@ _MEMORY = re.compile(r"^[0-9]+([kmgtp]b?)?$", re.IGNORECASE)  # Spark's sizes: 5
 PATHS = ("base_path", "source_path")
 OPTIONAL_PATHS = ("metastore_dir", "result_dir")
 # Keys `options` may hold: Apache Hudi's, and the partition commit options.
-OPTION_PREFIXES = ("hoodie.", "sink.partition-commit.", "partition.time-extractor.")
+# hoodie.* options, Flink-style partition commit options, and Hadoop-style storage options
+# (fs.s3a.endpoint, ...: see docs/storage.md).
+OPTION_PREFIXES = ("hoodie.", "sink.partition-commit.", "partition.time-extractor.", "fs.")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 class TablesConfigError(ValueError):
     """The tables file, or one of its entries, is not what DAGs can be generated from."""
+
+
+@dataclass(frozen=True)
+class EntryError:
+    """A table entry that cannot be used, and why (the message names the file, the entry's
+    number and name, and the key)."""
+
+    number: int  # 1-based, in file order
+    name: str | None  # the entry's name, when it has a usable one
+    message: str
 
 
 @dataclass(frozen=True)
@@ -195,8 +210,35 @@ def config_path() -> Path:
     return Path(conf.get("core", "dags_folder")) / CONFIG_NAME
 
 
+@dataclass(frozen=True)
+class TablesFile:
+    """The tables file read entry by entry: each entry valid (a TableEntry) or not (an
+    EntryError), in file order."""
+
+    path: Path
+    items: tuple[TableEntry | EntryError, ...]
+
+    @property
+    def entries(self) -> list[TableEntry]:
+        return [item for item in self.items if isinstance(item, TableEntry)]
+
+    @property
+    def errors(self) -> list[EntryError]:
+        return [item for item in self.items if isinstance(item, EntryError)]
+
+
 def load_tables(path: str | Path | None = None) -> list[TableEntry]:
-    """Every entry of the tables file (by default `config_path()`), validated."""
+    """Every entry of the tables file (by default `config_path()`), validated: a
+    TablesConfigError for the first bad one."""
+    tables = read_tables(path)
+    if tables.errors:
+        raise TablesConfigError(tables.errors[0].message)
+    return tables.entries
+
+
+def read_tables(path: str | Path | None = None) -> TablesFile:
+    """The tables file (by default `config_path()`) entry by entry: one bad entry does not
+    hide the others. A TablesConfigError when the file is no list of entries at all."""
     path = Path(path) if path is not None else config_path()
     try:
         document = yaml.safe_load(path.read_text())
@@ -206,9 +248,19 @@ def load_tables(path: str | Path | None = None) -> list[TableEntry]:
         raise TablesConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(document, dict) or not isinstance(document.get("tables"), list):
         raise TablesConfigError(f"{path}: must hold 'tables:' followed by a list of entries")
-    entries = [_entry(path, number, raw) for number, raw in enumerate(document["tables"], 1)]
-    _require_unique(path, entries)
-    return entries
+    items: list[TableEntry | EntryError] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(document["tables"], 1):
+        try:
+            entry = _entry(path, number, raw)
+            _require_unique(path, number, entry, seen)
+        except TablesConfigError as exc:
+            name = raw.get("name") if isinstance(raw, dict) else None
+            items.append(EntryError(number, name if isinstance(name, str) else None, str(exc)))
+        else:
+            seen.add(entry.name)
+            items.append(entry)
+    return TablesFile(path, tuple(items))
 
 
 def _entry(path: Path, number: int, raw: Any) -> TableEntry:
@@ -298,9 +350,9 @@ def _optional(where: str, key: str, value: Any) -> Any:
     for option in value:
         if not str(option).startswith(OPTION_PREFIXES):
             raise TablesConfigError(
-                f"{where}: key 'options' holds '{option}', which is neither a hoodie.* option "
-                "nor a partition commit option (sink.partition-commit.*, "
-                "partition.time-extractor.*)"
+                f"{where}: key 'options' holds '{option}', which is neither a hoodie.* option, "
+                "a partition commit option (sink.partition-commit.*, partition.time-extractor.*) "
+                "nor a storage option (fs.*)"
             )
     return {str(k): _option_text(v) for k, v in value.items()}
 
@@ -369,15 +421,13 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _require_unique(path: Path, entries: list[TableEntry]) -> None:
-    seen: set[str] = set()
-    for number, entry in enumerate(entries, 1):
-        if entry.name in seen:
-            raise TablesConfigError(
-                f"{path}: table entry #{number} ('{entry.name}'): key 'name' repeats an "
-                "earlier entry's name"
-            )
-        seen.add(entry.name)
+def _require_unique(path: Path, number: int, entry: TableEntry, seen: set[str]) -> None:
+    """A repeated name would name the same DAGs twice: the later entry is the bad one."""
+    if entry.name in seen:
+        raise TablesConfigError(
+            f"{path}: table entry #{number} ('{entry.name}'): key 'name' repeats an "
+            "earlier entry's name"
+        )
 
 
 def find_table(name: str, path: str | Path | None = None) -> TableEntry:

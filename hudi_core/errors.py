@@ -106,6 +106,11 @@ class PathOutsideTableError(HudiError):
     path, so this table cannot own the file or folder it names."""
 
 
+class UnsupportedStorageError(HudiError):
+    """A location's scheme names a file system hudi_core cannot reach (supported: local,
+    s3a/s3/s3n, gs, abfs/abfss, hdfs), or a feature that is unsafe on that store."""
+
+
 class InternalError(HudiError):
     """hudi_core broke one of its own invariants: a bug to report, not a problem with the
     table or the input. The write or service was stopped (and rolled back) before it

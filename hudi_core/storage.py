@@ -1,5 +1,5 @@
-"""File access under a table's base path, through pyarrow.fs (local, s3://, hdfs://, gs:// by
-URI; Hadoop's s3a:// is not understood yet).
+"""File access under a table's base path, through pyarrow.fs: a local disk, an object store
+(s3a://, s3://, gs://, abfs[s]://) or HDFS, as hudi_core.filesystems resolves the location.
 
 Every path handed to or returned by `Storage` is relative to the table's base path and
 uses '/' separators, as Hudi's metadata does.
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import pyarrow.fs as pafs
 
 from hudi_core.errors import PathOutsideTableError
+from hudi_core.filesystems import filesystem_for, is_object_store
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,16 @@ class FileEntry:
 class Storage:
     """The file system a table lives on, rooted at the table's base path."""
 
-    def __init__(self, base_uri: str, filesystem: pafs.FileSystem | None = None) -> None:
+    def __init__(
+        self,
+        base_uri: str,
+        filesystem: pafs.FileSystem | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`options` configure an object store (fs.s3a.endpoint, ...; hudi_core.filesystems);
+        with `filesystem` given, `base_uri` is already that file system's path."""
         if filesystem is None:
-            filesystem, base = pafs.FileSystem.from_uri(_as_uri(base_uri))
+            filesystem, base = filesystem_for(base_uri, options)
         else:
             base = base_uri
         self.fs = filesystem
@@ -48,6 +57,13 @@ class Storage:
     @property
     def is_local(self) -> bool:
         return isinstance(self.fs, pafs.LocalFileSystem)
+
+    @property
+    def is_object_store(self) -> bool:
+        """S3, GCS or Azure: no rename and no exclusive create; a PUT publishes whole."""
+        return is_object_store(self.base_uri) or isinstance(
+            self.fs, (pafs.S3FileSystem, pafs.GcsFileSystem, pafs.AzureFileSystem)
+        )
 
     def full_path(self, relative: str) -> str:
         return f"{self.base_path}/{relative}" if relative else self.base_path
@@ -119,6 +135,8 @@ class Storage:
 
     def delete(self, relative: str) -> bool:
         """Deletes a file; returns False if it was already gone."""
+        if self.is_object_store and not self.exists(relative):
+            return False  # object stores delete absent keys without complaint
         try:
             self.fs.delete_file(self.full_path(relative))
             return True
@@ -167,10 +185,3 @@ class Storage:
 
 def _parent(relative: str) -> str:
     return relative.rsplit("/", 1)[0] if "/" in relative else ""
-
-
-def _as_uri(path: str) -> str:
-    """Plain local paths become absolute, so pyarrow resolves them the same from any cwd."""
-    if "://" in path:
-        return path
-    return os.path.abspath(path)

@@ -83,7 +83,7 @@ class HudiTable:
         engine: EngineContext | None = None,
     ) -> HudiTable:
         """Creates an empty table; `options` are hoodie.* options (table-level ones persist)."""
-        storage = Storage(path)
+        storage = Storage(path, options=options)
         if storage.exists(PROPERTIES_FILE):
             raise TableExistsError(f"a Hudi table already exists at {path}")
         properties = _table_properties(
@@ -108,7 +108,7 @@ class HudiTable:
         options: Mapping[str, Any] | None = None,
         engine: EngineContext | None = None,
     ) -> HudiTable:
-        storage = Storage(path)
+        storage = Storage(path, options=options)
         return cls(storage, TableConfig.load(storage), engine, options)
 
     @property

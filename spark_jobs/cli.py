@@ -28,11 +28,11 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.fs as pafs
 from jproperties import Properties
 
 from hudi_core import HudiTable
 from hudi_core.errors import HudiError, InvalidOptionError, TableNotFoundError
+from hudi_core.filesystems import SECRET_OPTIONS_ENV, filesystem_for
 from hudi_core.inspect import InstantInfo
 
 if TYPE_CHECKING:  # pyspark is imported when a job starts Spark, after its checks
@@ -95,7 +95,7 @@ def parser(job: str, description: str) -> argparse.ArgumentParser:
 def check_table(args: argparse.Namespace) -> None:
     """Before Spark starts: the base path holds a table (its hoodie.properties is read), and
     it is the one --table-name names."""
-    _check_name(args, HudiTable.open(args.base_path))
+    _check_name(args, HudiTable.open(args.base_path, hoodie_options(args)))
 
 
 def check_new_table(args: argparse.Namespace, *needed: str) -> None:
@@ -108,8 +108,14 @@ def check_new_table(args: argparse.Namespace, *needed: str) -> None:
 
 
 def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
-    """--props, then each --hoodie-conf on top."""
-    options: dict[str, str] = {}
+    """The secret options an orchestrator passed in the environment, --props, then each
+    --hoodie-conf on top."""
+    try:
+        options = json.loads(os.environ.get(SECRET_OPTIONS_ENV) or "{}")
+    except ValueError:
+        options = None
+    if not isinstance(options, dict):
+        raise InvalidOptionError(f"{SECRET_OPTIONS_ENV} must hold a JSON object of options")
     if args.props:
         properties = Properties()
         try:
@@ -232,9 +238,7 @@ def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[s
 
 def write_result_file(location: str, outcome: dict[str, Any]) -> None:
     """Writes a job's result to a local path or a URI (through pyarrow's file systems)."""
-    filesystem, path = pafs.FileSystem.from_uri(
-        location if "://" in location else os.path.abspath(location)
-    )
+    filesystem, path = filesystem_for(location)
     with filesystem.open_output_stream(path) as stream:
         stream.write(json.dumps(outcome, sort_keys=True).encode("utf-8"))
 

@@ -29,6 +29,8 @@ group's task): they go through `spark_jobs.write` (spark_jobs.save), not `df.wri
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -68,9 +70,30 @@ _PUSHABLE = {
 
 def register(spark: SparkSession) -> None:
     """Makes `spark.read.format("hudi")` read through hudi_core in this Spark session, and
-    turns on Spark's filter pushdown for Python data sources (which `read` prunes by)."""
-    spark.dataSource.register(HudiDataSource)
+    turns on Spark's filter pushdown for Python data sources (which `read` prunes by).
+
+    The session's `spark.hadoop.fs.*` settings (fs.s3a.endpoint, ...: how Apache Hudi users
+    configure their object store) become defaults of every read's options. Without
+    PYSPARK_PYTHON set, Python workers run this interpreter, as the jobs' do: hudi_core is
+    installed here, not necessarily in the `python3` on the PATH Spark would take."""
+    if "PYSPARK_PYTHON" not in os.environ:
+        spark.sparkContext.pythonExec = sys.executable
+    session_defaults = session_fs_options(spark)
+    source = type(
+        HudiDataSource.__name__, (HudiDataSource,), {"session_defaults": session_defaults}
+    )
+    spark.dataSource.register(source)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+
+
+def session_fs_options(spark: SparkSession) -> dict[str, str]:
+    """The session's Hadoop file system settings (`spark.hadoop.fs.*`), as options."""
+    prefix = "spark.hadoop."
+    return {
+        key.removeprefix(prefix): value
+        for key, value in spark.conf.getAll.items()
+        if key.startswith(f"{prefix}fs.")
+    }
 
 
 def read(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None) -> DataFrame:
@@ -78,7 +101,8 @@ def read(spark: SparkSession, path: str, options: Mapping[str, Any] | None = Non
     doc for what it adds to `spark.read.format("hudi").options(...).load(path)`); the session
     must have been `register`-ed. Raises the HudiError of a missing table or a bad option."""
     given = {key: _option_value(value) for key, value in (options or {}).items()}
-    table = HudiTable.open(path)
+    given = {**session_fs_options(spark), **given}
+    table = HudiTable.open(path, given)
     plan = plan_read({**given, "path": path}, filters=None, table=table)
     if plan is None:  # never written: no columns to guard, no slices to prune
         return spark.read.format(FORMAT).options(**given).load(path)
@@ -88,6 +112,11 @@ def read(spark: SparkSession, path: str, options: Mapping[str, Any] | None = Non
 
 
 class HudiDataSource(DataSource):
+    session_defaults: Mapping[str, str] = {}  # set by `register`: the session's fs.* settings
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        super().__init__({**self.session_defaults, **options})
+
     @classmethod
     def name(cls) -> str:
         return FORMAT
@@ -111,7 +140,7 @@ def plan_read(
     path = options.get("path")
     if not path:
         raise InvalidOptionError('reading format("hudi") needs a path: .load("/path/to/table")')
-    table = table or HudiTable.open(path)
+    table = table or HudiTable.open(path, options)
     request = read_request({**table.options, **options}, filters=filters)
     return TableReader(table.storage, table.config, table.engine).plan(request)
 
@@ -172,7 +201,7 @@ def _value(spark_filter: Filter) -> Any:
 
 
 def _partition_columns(options: Mapping[str, str]) -> set[str]:
-    table = HudiTable.open(options["path"])
+    table = HudiTable.open(options["path"], options)
     return {field.split(":")[0] for field in table.config.partition_fields}
 
 

@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     cli.check_table(args)
     options = cli.hoodie_options(args)
     # One sync of a table at a time; the embedded metastore is opened under the lock too.
-    with table_lock(Storage(args.base_path), Options(options)):
+    with table_lock(Storage(args.base_path, options=options), Options(options)):
         embedded = None
         if needs_metastore(Options(options)) and Options(options).get_option(HS.MODE) == "spark":
             embedded = embedded_metastore(args)

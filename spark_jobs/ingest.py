@@ -64,11 +64,16 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
 
     checkpoint = checkpoint or last_checkpoint(table)
     drop = new_files(
-        args.source_path, args.source_format, checkpoint, args.source_limit, _window(args)
+        args.source_path,
+        args.source_format,
+        checkpoint,
+        args.source_limit,
+        _window(args),
+        table.options,
     )
     if not drop.files:
         return cli.result(JOB, args.base_path, None, files=0, checkpoint=checkpoint)
-    rows = read_files(spark, drop.files, args.source_format)
+    rows = read_files(spark, drop.files, args.source_format, table.options)
     extra = {CHECKPOINT_KEY: drop.checkpoint}
     instant_time = SparkWriter(spark, table).write(rows, args.op, extra_metadata=extra)
     if instant_time is None:

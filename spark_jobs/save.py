@@ -17,6 +17,7 @@ from hudi_core import HudiTable, WriteOperation
 from hudi_core.config import Options, table_options, write_options
 from hudi_core.errors import InvalidOptionError, TableExistsError, TableNotFoundError
 from hudi_core.storage import Storage
+from spark_jobs.datasource import session_fs_options
 from spark_jobs.writer import SparkWriter
 
 MODES = ("append", "overwrite", "error", "errorifexists", "ignore")
@@ -49,25 +50,26 @@ def write(
     say) are raised here as themselves.
     """
     given = {key: _option_value(value) for key, value in (options or {}).items()}
+    given = {**session_fs_options(df.sparkSession), **given}
     mode = mode.lower()
     if mode not in MODES:
         raise InvalidOptionError(f"save mode '{mode}' is not one of {', '.join(MODES)}")
-    table = _existing(path)
+    table = _existing(path, given)
     if table is not None and mode in ("error", "errorifexists"):
         raise TableExistsError(f"a Hudi table exists at {path}; write with mode='append' to it")
     if table is not None and mode == "ignore":
         return None
     if table is not None and mode == "overwrite":
-        _delete_table(path)
+        _delete_table(path, given)
         table = None
     table = table or _create(path, given)
     chosen = operation or Options(given).get_option(write_options.OPERATION)
     return SparkWriter(df.sparkSession, table).write(df, chosen.lower(), given)
 
 
-def _existing(path: str) -> HudiTable | None:
+def _existing(path: str, options: dict[str, str]) -> HudiTable | None:
     try:
-        return HudiTable.open(path)
+        return HudiTable.open(path, options)
     except TableNotFoundError:
         return None
 
@@ -104,9 +106,9 @@ def _option_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _delete_table(path: str) -> None:
+def _delete_table(path: str, options: dict[str, str]) -> None:
     """Overwrite mode: the table goes, as Apache Hudi's Spark writer deletes it."""
-    storage = Storage(path)
+    storage = Storage(path, options=options)
     if storage.is_local:
         shutil.rmtree(storage.base_path)
     else:

@@ -7,8 +7,7 @@ instant are taken together, so a checkpoint never splits them.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from hudi_core.errors import InvalidOptionError
+from hudi_core.filesystems import filesystem_for
 from hudi_core.schema import avro_to_arrow
 
 if TYPE_CHECKING:  # the ingest job checks its arguments with this module before Spark starts
@@ -57,14 +57,16 @@ def new_files(
     checkpoint: str | None,
     limit_bytes: int | None = None,
     window: Window | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> Drop:
     """Files of the format modified after `checkpoint` (or within `window`), oldest first, up
-    to `limit_bytes` (whole modification times at a time; at least one)."""
+    to `limit_bytes` (whole modification times at a time; at least one). `options` reach an
+    object store (fs.s3a.endpoint, ...)."""
     if source_format not in FORMATS:
         raise InvalidOptionError(
             f"--source-format {source_format} is not one of {', '.join(FORMATS)}"
         )
-    filesystem, root = pafs.FileSystem.from_uri(_as_uri(source_path))
+    filesystem, root = filesystem_for(source_path, options)
     selector = pafs.FileSelector(root, recursive=True, allow_not_found=False)
     after = int(checkpoint) if checkpoint else -1
     since, until = (after + 1, 2**63) if window is None else (window.since_ms, window.until_ms)
@@ -105,14 +107,18 @@ class ArrowFiles:
     Avro), a file per task: the writer prepares their rows where they are read, so they
     never cross from the JVM to Python row by row."""
 
-    def __init__(self, paths: list[str], source_format: str) -> None:
+    def __init__(
+        self, paths: list[str], source_format: str, options: Mapping[str, str] | None = None
+    ) -> None:
         self.paths = paths
         self.source_format = source_format
+        self.options = dict(options or {})  # to reach an object store from the executors
         if source_format == "avro":
             # The first file's schema (Spark has no Avro reader without the spark-avro jar).
-            self.schema = avro_to_arrow(_avro_schema_of(paths[0]))
+            with _open(paths[0], self.options) as handle:
+                self.schema = avro_to_arrow(fastavro.reader(handle).writer_schema)
         else:
-            with _open(paths[0]) as handle:
+            with _open(paths[0], self.options) as handle:
                 self.schema = pq.read_schema(handle)
 
     def names(self, spark: SparkSession) -> DataFrame:
@@ -137,7 +143,7 @@ class ArrowFiles:
             yield from table.to_batches()
 
     def _read(self, path: str) -> pa.Table:
-        with _open(path) as handle:
+        with _open(path, self.options) as handle:
             if self.source_format == "parquet":
                 return pq.read_table(handle).cast(self.schema)
             records = list(fastavro.reader(handle))
@@ -145,30 +151,24 @@ class ArrowFiles:
 
 
 def read_files(
-    spark: SparkSession, files: list[SourceFile], source_format: str
+    spark: SparkSession,
+    files: list[SourceFile],
+    source_format: str,
+    options: Mapping[str, str] | None = None,
 ) -> DataFrame | ArrowFiles:
     """The rows of `files`: parquet and Avro files for Python to read on the executors, JSON
     and CSV as a DataFrame of Spark's readers (schemas inferred; CSV files have a header)."""
     paths = [f.path for f in files]
     if source_format in ("parquet", "avro"):
-        return ArrowFiles(paths, source_format)
+        return ArrowFiles(paths, source_format, options)
     if source_format == "json":
         return spark.read.json(paths)
     return spark.read.csv(paths, header=True, inferSchema=True)
 
 
-def _avro_schema_of(path: str) -> dict:
-    with _open(path) as handle:
-        return fastavro.reader(handle).writer_schema
-
-
-def _open(path: str):
-    filesystem, local = pafs.FileSystem.from_uri(_as_uri(path))
-    return filesystem.open_input_file(local)
-
-
-def _as_uri(path: str) -> str:
-    return path if "://" in path else f"file://{os.path.abspath(path)}"
+def _open(path: str, options: Mapping[str, str]) -> pa.NativeFile:
+    filesystem, located = filesystem_for(path, options)
+    return filesystem.open_input_file(located)
 
 
 def _uri_of(source_path: str, root: str, file_path: str) -> str:

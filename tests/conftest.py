@@ -139,3 +139,14 @@ def hudi_fixture(tmp_path_factory):
         return tables[0]
 
     return path_of
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """An S3-compatible server (moto's) on 127.0.0.1 with a bucket named `bucket`; each test
+    keeps to prefixes of its own."""
+    from tests.s3 import s3_server
+
+    with s3_server() as server:
+        server.create_bucket("bucket")
+        yield server

@@ -9,10 +9,17 @@ import pyarrow as pa
 from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder
 
 
-def _read(path: str, options: HudiReadOptions, hudi_options: dict[str, str] | None) -> pa.Table:
+def _read(
+    path: str,
+    options: HudiReadOptions,
+    hudi_options: dict[str, str] | None,
+    storage_options: dict[str, str] | None = None,
+) -> pa.Table:
     builder = HudiTableBuilder.from_base_uri(str(path))
     if hudi_options:
         builder = builder.with_hudi_options(hudi_options)
+    if storage_options:
+        builder = builder.with_storage_options(storage_options)
     table = builder.build()
     batches = table.read(options)
     if batches:
@@ -30,11 +37,12 @@ def snapshot(
     as_of: str | None = None,
     filters: Sequence[tuple[str, str, str]] | None = None,
     hudi_options: dict[str, str] | None = None,
+    storage_options: dict[str, str] | None = None,
 ) -> pa.Table:
     options = HudiReadOptions(filters=list(filters) if filters else None)
     if as_of:
         options = options.with_as_of_timestamp(as_of)
-    return _read(path, options, hudi_options)
+    return _read(path, options, hudi_options, storage_options)
 
 
 def incremental(path: str, begin: str, end: str) -> pa.Table:

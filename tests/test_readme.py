@@ -43,9 +43,9 @@ STALE_IN_DOCS = [
     "being built now",  # the metadata table removal and the bootstrap refusal exist
     "writes do not yet avoid their file groups",  # pending clustering is respected
     "It waits for a write still in flight",  # scheduling fails (or, under OCC, plans)
-    "--base-path s3a://",  # pyarrow.fs does not open s3a:// URIs
     "The default lock (in-process) guards one process only",  # Airflow: database + OCC
     "every check runs before an instant is created",  # option checks may come later
+    "`s3a://` fails",  # s3a:// is S3 (hudi_core.filesystems)
 ]
 STALE_PHRASES = {
     SPARK_JOBS_README: [

@@ -7,6 +7,7 @@ from hudi_core.config import (  # noqa: F401
     archival_options,
     cleaner_options,
     compaction_options,
+    filesystem_options,
     hive_sync_options,
     index_options,
     keygen_options,

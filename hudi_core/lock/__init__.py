@@ -15,7 +15,7 @@ from typing import cast
 from hudi_core.config import cleaner_options as CL
 from hudi_core.config import lock_options as L
 from hudi_core.config.option import Options
-from hudi_core.errors import InvalidOptionError
+from hudi_core.errors import InvalidOptionError, UnsupportedStorageError
 from hudi_core.lock.database import DatabaseLockProvider
 from hudi_core.lock.file_system import FileSystemLockProvider
 from hudi_core.lock.in_process import InProcessLockProvider
@@ -86,9 +86,18 @@ def lock_provider(storage: Storage, options: Options) -> LockProvider:
         return InProcessLockProvider(storage.base_uri)
     if name == L.FILE_SYSTEM:
         folder = options.get_option(L.FILESYSTEM_PATH)
-        if folder:
-            return FileSystemLockProvider(Storage(folder))
-        return FileSystemLockProvider(Storage(storage.full_path(".hoodie"), storage.fs))
+        lock_folder = (
+            Storage(folder, options=options)
+            if folder
+            else Storage(storage.full_path(".hoodie"), storage.fs)
+        )
+        if lock_folder.is_object_store:
+            raise UnsupportedStorageError(
+                f"{L.PROVIDER.key}={L.FILE_SYSTEM} is not safe on {lock_folder.base_uri}: an "
+                "object store has no exclusive create, so two writers could both take the lock; "
+                f"use {L.PROVIDER.key}=database (hudi_core.lock.DatabaseLockProvider)"
+            )
+        return FileSystemLockProvider(lock_folder)
     if name == L.DATABASE:
         return DatabaseLockProvider(
             _database_url(options), options.get_option(L.DATABASE_TABLE), storage.base_uri

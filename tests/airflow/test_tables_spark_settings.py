@@ -119,3 +119,16 @@ def test_bad_spark_settings_name_the_entry_and_key(tables_file, tmp_path, extra,
     with pytest.raises(TablesConfigError, match="table entry #2 \\('rides'\\)") as raised:
         load_tables(path)
     assert message in str(raised.value)
+
+
+def test_storage_options_are_table_options_and_other_names_are_refused(tables_file, tmp_path):
+    """fs.* (Hadoop-style storage options) sit beside hoodie.* in a table's options; any other
+    name is a typo the entry's error names."""
+    storage = {"fs.s3a.endpoint": "http://127.0.0.1:9000", "fs.s3a.path.style.access": True}
+    entry = table_entry("trips", "s3a://lake/trips", "s3a://lake/in", options=storage)
+    (table,) = load_tables(tables_file([entry]))
+    assert table.hoodie_options()["fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    assert table.hoodie_options()["fs.s3a.path.style.access"] == "true"
+    typo = table_entry("rides", tmp_path / "r", tmp_path / "in", options={"s3a.endpoint": "x"})
+    with pytest.raises(TablesConfigError, match="'s3a.endpoint', which is neither"):
+        load_tables(tables_file([typo]))

@@ -134,6 +134,18 @@ def test_a_bad_argument_fails_fast_without_a_jvm(job, argv, problem, fake_java, 
     assert line["error"].startswith("InvalidOptionError"), line
 
 
+def test_bad_storage_fails_fast_without_a_jvm(fake_java, tmp_path):
+    """An unsupported scheme, and secret options an orchestrator garbled, are named."""
+    line = assert_failed_fast("clean", ["--base-path", "ftp://host/t"], fake_java, tmp_path, "ftp")
+    assert line["error"].startswith("UnsupportedStorageError"), line
+    path = str(tmp_path / "trips")
+    HudiTable.create(path, "trips", record_key_fields=["uuid"])
+    env, marker = fake_java
+    garbled = ({**env, "HUDI_SECRET_OPTIONS": "fs.s3a.secret.key=x"}, marker)
+    problem = "HUDI_SECRET_OPTIONS must hold a JSON object"
+    assert_failed_fast("clean", ["--base-path", path], garbled, tmp_path, problem)
+
+
 def test_apache_hudi_flag_names_are_aliases(fake_java, tmp_path):
     path = str(tmp_path / "trips")
     HudiTable.create(path, "trips", record_key_fields=["uuid"])
