@@ -23,6 +23,12 @@ syncs after each commit:
   complete; skipped until the table exists); the syncs after writes pass none, so only this
   DAG moves the watermark.
 
+A bad entry of the tables file costs only its own DAGs: `build_dags` builds the others and
+logs each bad entry; `check_tables_file`, called by a DAG file of its own
+(dags/hudi_tables_check.py), raises the bad entries' messages, which Airflow shows as that
+file's import error ("DAG Import Errors"). The error must come from a file without DAGs:
+Airflow marks every DAG of a file with an import error stale (not scheduled).
+
 Every DAG runs one run at a time (`max_active_runs=1`); the table lock keeps runs of
 different DAGs from changing the timeline at once, and optimistic concurrency fails a write
 that raced a compaction plan on the same file group (its retry writes again). Syncs of a
@@ -34,6 +40,7 @@ retried by Airflow; hms mode has no such limit.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from airflow.sdk import DAG, Param
@@ -46,7 +53,7 @@ from hudi_airflow.operators import (
     HudiIngestOperator,
     HudiScheduleCompactionOperator,
 )
-from hudi_airflow.tables_config import TableEntry, load_tables
+from hudi_airflow.tables_config import TableEntry, TablesConfigError, read_tables
 from hudi_core import WriteOperation
 
 START_DATE = datetime(2026, 1, 1)
@@ -60,13 +67,37 @@ INTERVAL_END_WATERMARK = (
 )
 
 
+_LOG = logging.getLogger(__name__)
+
+
 def build_dags(entries: list[TableEntry] | None = None) -> dict[str, DAG]:
-    """Every DAG of every table, by dag_id (the tables file by default)."""
+    """Every DAG of every table, by dag_id: of `entries`, else of the tables file's good
+    entries (each bad one logged; `check_tables_file` reports them)."""
+    if entries is None:
+        tables = read_tables()
+        entries = tables.entries
+        for error in tables.errors:
+            _LOG.error("skipped, its DAGs are not built: %s", error.message)
     dags: dict[str, DAG] = {}
-    for entry in load_tables() if entries is None else entries:
+    for entry in entries:
         for dag in table_dags(entry):
             dags[dag.dag_id] = dag
     return dags
+
+
+def check_tables_file() -> None:
+    """Raises a TablesConfigError naming every bad entry of the tables file, if any. A file
+    that is no list of entries at all is left to `build_dags`, which fails on it."""
+    try:
+        errors = read_tables().errors
+    except TablesConfigError:
+        return
+    if errors:
+        count = f"{len(errors)} bad table entr{'y' if len(errors) == 1 else 'ies'}"
+        messages = "\n".join(error.message for error in errors)
+        raise TablesConfigError(
+            f"{count}, whose DAGs are not built (the other tables' are):\n{messages}"
+        )
 
 
 def table_dags(entry: TableEntry) -> list[DAG]:

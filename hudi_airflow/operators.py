@@ -6,6 +6,10 @@ a compaction is a quick timeline change made in the worker itself. Every operato
 instant time it produced or worked on to XCom (key `instant_time`; the Hive sync's: the
 commit the metastore is synced to) and returns the job's result, which a Spark job hands over
 in its result file (see `job_result`).
+
+The ingest and compaction operators record their task instance in the commits they make
+(`hudi_airflow.ui.airflow_links`: three options under the commit metadata prefix, which the
+Hudi view reads back to link each instant to its task).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 import spark_jobs
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.job_result import job_result_file
+from hudi_airflow.ui.airflow_links import commit_options
 from hudi_core import CompactionOrder, InvalidOptionError, TableType, WriteOperation
 
 SPARK_JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
@@ -45,6 +50,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         "result_dir",
     )
     ui_color = "#e8f0fe"
+    # Whether the job's commits record the task instance (jobs that make commits).
+    records_task_instance = False
 
     def __init__(
         self,
@@ -62,7 +69,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         super().__init__(application=str(SPARK_JOBS_DIR / f"{job}.py"), **kwargs)
         self.job = job
         self.base_path = base_path
-        self.hoodie_options = hoodie_options or {}
+        self.hoodie_options = dict(hoodie_options or {})
+        if self.records_task_instance:  # templated; the caller's options win
+            self.hoodie_options = {**commit_options(self.hoodie_options), **self.hoodie_options}
         self.hudi_conn_id = hudi_conn_id
         self.result_dir = result_dir
 
@@ -114,6 +123,7 @@ class HudiIngestOperator(HudiSparkJobOperator):
         "modified_since",
         "modified_until",
     )
+    records_task_instance = True
 
     def __init__(
         self,
@@ -164,6 +174,7 @@ class HudiCompactionOperator(HudiSparkJobOperator):
     that died rolls back that attempt's files and runs the same instant again."""
 
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time")
+    records_task_instance = True
 
     def __init__(
         self,

@@ -273,6 +273,7 @@ class CompactionInfo(_Json):
     instant: InstantInfo  # a compaction while pending; the commit it completed as, after
     file_groups: tuple[FileGroupId, ...]
     log_files: int  # log files the plan merges
+    log_bytes: int = 0  # their size when the plan was made (its TOTAL_LOG_FILES_SIZE metrics)
 
 
 @dataclass(frozen=True)
@@ -406,7 +407,9 @@ class TableInspector:
     def _compaction(self, info: InstantInfo) -> CompactionInfo:
         plan = read_plan(self._active_timeline, info.timestamp)
         groups = tuple(sorted(FileGroupId(p, f) for p, f in plan.file_groups()))
-        return CompactionInfo(info, groups, sum(len(op.log_files) for op in plan.operations))
+        log_files = sum(len(op.log_files) for op in plan.operations)
+        log_bytes = sum(int(op.metrics.get("TOTAL_LOG_FILES_SIZE", 0)) for op in plan.operations)
+        return CompactionInfo(info, groups, log_files, log_bytes)
 
     def pending_clusterings(self) -> tuple[ClusteringInfo, ...]:
         """Clusterings planned and not completed, oldest first (pending replacecommits of

@@ -6,7 +6,9 @@
     GET /api/tables/{name}   JSON: one table's summary
     GET /static/{name}       the page's script (draws the timeline charts) and stylesheet
 
-Tables are read on every request: the page shows the timeline as it is now.
+Tables are read on every request: the page shows the timeline as it is now. A bad entry of
+the tables file is shown (and listed) in its place with its message; only a file that is no
+list of entries at all stops the page (and answers HTTP 500 on the JSON routes).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from fastapi import FastAPI, HTTPException, Request, status
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from starlette.templating import Jinja2Templates
 
-from hudi_airflow.tables_config import TableEntry, TablesConfigError, config_path, load_tables
+from hudi_airflow.tables_config import TablesConfigError, TablesFile, config_path, read_tables
 from hudi_airflow.ui.auth import ApiUser, LoginRequired, PageUser
-from hudi_airflow.ui.summary import instant_time_text, summarize_all, summarize_or_report
+from hudi_airflow.ui.summary import summarize_file
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
@@ -39,8 +41,29 @@ def human_bytes(size: int) -> str:
     return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
 
 
-templates.env.filters["instant_time"] = instant_time_text
+def utc(iso: str | None) -> str:
+    """'2024-01-05T10:30:00.123Z' -> '2024-01-05 10:30:00.123 UTC'; '-' for no time."""
+    if not iso:
+        return "-"
+    return iso.replace("T", " ").removesuffix("Z") + " UTC"
+
+
+def duration(seconds: float | None) -> str:
+    """0.25 -> '0.25 s', 75 -> '1 min 15 s', 7500 -> '2 h 5 min'; '-' for none."""
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.0f} s"
+    whole = int(seconds)
+    for size, unit, smaller, smaller_unit in ((86400, "d", 3600, "h"), (3600, "h", 60, "min")):
+        if whole >= size:
+            return f"{whole // size} {unit} {whole % size // smaller} {smaller_unit}"
+    return f"{whole // 60} min {whole % 60} s"
+
+
 templates.env.filters["human_bytes"] = human_bytes
+templates.env.filters["utc"] = utc
+templates.env.filters["duration"] = duration
 
 # No OpenAPI docs: they would be the one page served without a login.
 app = FastAPI(title="Hudi tables", docs_url=None, redoc_url=None, openapi_url=None)
@@ -54,7 +77,7 @@ async def _to_login_page(request: Request, exc: LoginRequired) -> RedirectRespon
 @app.get("/", response_class=HTMLResponse)
 def page(request: Request, user: PageUser) -> HTMLResponse:
     try:
-        summaries, error = summarize_all(load_tables()), None
+        summaries, error = summarize_file(read_tables()), None
     except TablesConfigError as exc:
         summaries, error = [], str(exc)
     context: dict[str, Any] = {
@@ -68,15 +91,17 @@ def page(request: Request, user: PageUser) -> HTMLResponse:
 
 @app.get("/api/tables")
 def tables(user: ApiUser) -> dict[str, Any]:
-    summaries = summarize_all(_entries())
+    summaries = summarize_file(_tables_file())
     return {"config_path": str(config_path()), "tables": [s.to_dict() for s in summaries]}
 
 
 @app.get("/api/tables/{name}")
 def table(name: str, user: ApiUser) -> dict[str, Any]:
-    for entry in _entries():
-        if entry.name == name:
-            return summarize_or_report(entry).to_dict()
+    tables = _tables_file()
+    for item in tables.items:
+        if item.name == name:
+            (summary,) = summarize_file(TablesFile(tables.path, (item,)))
+            return summary.to_dict()
     raise HTTPException(status.HTTP_404_NOT_FOUND, f"no table named '{name}' in {config_path()}")
 
 
@@ -87,8 +112,8 @@ def asset(name: str, user: ApiUser) -> FileResponse:
     return FileResponse(STATIC / name, media_type=ASSETS[name])
 
 
-def _entries() -> list[TableEntry]:
+def _tables_file() -> TablesFile:
     try:
-        return load_tables()
+        return read_tables()
     except TablesConfigError as exc:
         raise HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, str(exc)) from exc

@@ -177,3 +177,9 @@ SMALL_FILE_GROUP_CANDIDATES = ConfigOption(
     "Merge-on-read: log-free small file groups per partition that inserts may top up.",
     parse=int,
 )
+COMMIT_METADATA_KEY_PREFIX = ConfigOption(
+    "hoodie.datasource.write.commitmeta.key.prefix",
+    "_",
+    "Write options whose keys start with this prefix are copied, key and value, into the "
+    "commit's extraMetadata (compactions too); an empty prefix copies none.",
+)

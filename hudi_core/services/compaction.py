@@ -57,6 +57,7 @@ from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline.instant import COMMIT, COMPACTION
+from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
 from hudi_core.write.markers import Markers
 from hudi_core.write.settings import write_settings
@@ -224,6 +225,7 @@ class _CompactionJob:
             schema_json = arrow_to_avro_json(data_schema, self.config.name, False)
             metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema_json
         metadata.extra_metadata.update(plan.extra_metadata)
+        metadata.extra_metadata.update(commit_extra_metadata(self.opts))
         if not plan.operations or data_schema is None:
             return metadata
         settings = self._settings(data_schema)

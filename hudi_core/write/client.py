@@ -42,6 +42,7 @@ from hudi_core.timeline import ActiveTimeline
 from hudi_core.timeline.instant import WRITE_ACTIONS
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import Sizing
+from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import MergeTask, WriteSettings
 from hudi_core.write.operation import KeyLookup
 from hudi_core.write.planner import WritePlanner, WriteTask, touched_partitions, untagged
@@ -195,6 +196,7 @@ class WriteJob:
             self.config.name,
             Liveness.from_options(self.options),
             table_lock(self.storage, self.options),
+            commit_extra_metadata(self.options),
         )
 
     def run(

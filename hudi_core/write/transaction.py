@@ -55,6 +55,7 @@ class WriteTransaction:
         operation: str,
         table_name: str,
         lock: TableLock,
+        commit_extra: Mapping[str, str] | None = None,
     ) -> None:
         self.storage = storage
         self.timeline = timeline  # as the write found it when it started
@@ -63,6 +64,8 @@ class WriteTransaction:
         self.operation = operation
         self.table_name = table_name
         self.view = FileSystemView(storage, timeline)
+        # extraMetadata from the write's options (commit_extra); a write's own wins over it.
+        self.commit_extra = dict(commit_extra or {})
         self._current = requested
 
     @property
@@ -86,7 +89,7 @@ class WriteTransaction:
         """Publishes the write: readers see it from here on."""
         metadata = CommitMetadata(
             operation_type=self.operation,
-            extra_metadata=dict(extra_metadata or {}),
+            extra_metadata={**self.commit_extra, **(extra_metadata or {})},
             partition_to_replace_file_ids=replaced,
         )
         if data_schema is not None:
@@ -118,6 +121,7 @@ def write_transaction(
     table_name: str,
     liveness: Liveness,
     lock: TableLock,
+    commit_extra: Mapping[str, str] | None = None,
 ) -> Iterator[WriteTransaction]:
     """A new write instant; the block must complete it, else it is rolled back."""
     with ExitStack() as heartbeat:
@@ -129,7 +133,7 @@ def write_transaction(
             requested = timeline.create_requested(action, instant_time, _requested(action))
         try:
             transaction = WriteTransaction(
-                storage, timeline, requested, operation, table_name, lock
+                storage, timeline, requested, operation, table_name, lock, commit_extra
             )
             yield transaction
             if not transaction.completed:

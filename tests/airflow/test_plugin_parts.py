@@ -1,10 +1,11 @@
 """The provider's parts on real tables, without Spark: the table hook (parameters,
 connections, the lock database fallback), the sensors and the deferrable trigger, the
-compaction planner's skip and FIFO/LIFO choice, the operators' job arguments, and the ingest
-job's backfill window."""
+compaction planner's skip and FIFO/LIFO choice, the operators' job arguments and the task
+instance they record in commits, and the ingest job's backfill window."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -17,6 +18,7 @@ from airflow.sdk.exceptions import AirflowSkipException, TaskDeferred
 
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.operators import (
+    HudiCleanOperator,
     HudiCompactionOperator,
     HudiHiveSyncOperator,
     HudiIngestOperator,
@@ -28,6 +30,7 @@ from hudi_core.config.option import Options
 from hudi_core.errors import InvalidOptionError
 from hudi_core.lock import lock_provider
 from hudi_core.storage import Storage
+from spark_jobs.cli import hoodie_options
 from spark_jobs.hive_sync import parse_watermark
 from spark_jobs.sources import Window, new_files
 from tests.datagen import trips
@@ -128,6 +131,32 @@ def test_hook_hands_the_lock_database_to_spark_jobs_by_environment(monkeypatch):
     explicit = HudiTableHook(base_path="/t", options={"hoodie.write.lock.database.url": secret})
     assert explicit.spark_env() == {"HUDI_LOCK_DB_URL": secret}
     assert "hoodie.write.lock.database.url" not in explicit.spark_options()
+
+
+def test_object_store_credentials_reach_spark_jobs_by_environment_only(monkeypatch):
+    """fs.s3a.* options from tables.yaml: the endpoint goes on the command line, the keys
+    travel in HUDI_SECRET_OPTIONS, which the job reads back into its options."""
+    monkeypatch.delenv("HUDI_LOCK_DB_URL", raising=False)
+    options = {
+        "hoodie.write.lock.provider": "file_system",
+        "fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "fs.s3a.access.key": "minio",
+        "fs.s3a.secret.key": "s3cret",
+        "fs.s3a.session.token": "t0ken",
+    }
+    hook = HudiTableHook(base_path="s3a://lake/t", options=options)
+    secrets = {k: options[k] for k in ("fs.s3a.access.key", "fs.s3a.secret.key")}
+    secrets["fs.s3a.session.token"] = "t0ken"
+    on_command_line = hook.spark_options()
+    assert on_command_line["fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    assert not set(secrets) & set(on_command_line)
+    assert json.loads(hook.spark_env()["HUDI_SECRET_OPTIONS"]) == secrets
+    monkeypatch.setenv("HUDI_SECRET_OPTIONS", hook.spark_env()["HUDI_SECRET_OPTIONS"])
+    arguments = argparse.Namespace(props=None, hoodie_conf=["fs.s3a.endpoint=http://x:9000"])
+    assert hoodie_options(arguments) == {
+        **secrets,
+        "fs.s3a.endpoint": "http://x:9000",
+    }
 
 
 def test_instant_sensor_pokes_until_the_instant_exists(mor_table, lock_db):
@@ -278,6 +307,52 @@ def test_operators_build_the_job_arguments():
     with pytest.raises(InvalidOptionError, match="seq .RANDOM. is not one of FIFO, LIFO"):
         HudiCompactionOperator(task_id="c", base_path="/t", seq="RANDOM")
     assert {"instant_time", "base_path", "hoodie_options"} <= set(compaction.template_fields)
+
+
+AIRFLOW_KEYS = ("_hoodie.airflow.dag_id", "_hoodie.airflow.run_id", "_hoodie.airflow.task_id")
+
+
+class FakeRuntimeTaskInstance(FakeTaskInstance):
+    dag_id, run_id, task_id = "trips_ingest", "manual__2026-11-24T10:00:00+00:00", "ingest"
+
+
+def test_ingest_and_compaction_record_their_task_instance_in_commits():
+    ingest = HudiIngestOperator(
+        task_id="ingest",
+        base_path="/lake/t",
+        source_path="/landing/t",
+        source_format="parquet",
+        hoodie_options={"hoodie.x": "1"},
+    )
+    compaction = HudiCompactionOperator(task_id="c", base_path="/t")
+    ti = FakeRuntimeTaskInstance()
+    for operator in (ingest, compaction):
+        rendered = operator.render_template(operator.hoodie_options, {"ti": ti})
+        assert [rendered[key] for key in AIRFLOW_KEYS] == [ti.dag_id, ti.run_id, ti.task_id]
+    assert rendered.keys() == set(AIRFLOW_KEYS)  # the compaction had no options of its own
+    # What spark-submit gets: the commit metadata prefix copies them into the commits.
+    hook = HudiTableHook(None, "/lake/t", ingest.render_template(ingest.hoodie_options, {"ti": ti}))
+    assert hook.spark_options()["_hoodie.airflow.run_id"] == ti.run_id
+
+    custom = {"hoodie.datasource.write.commitmeta.key.prefix": "meta."}
+    ingest = HudiIngestOperator(
+        task_id="i", base_path="/t", source_path="/s", source_format="json", hoodie_options=custom
+    )
+    assert "meta.hoodie.airflow.dag_id" in ingest.hoodie_options
+    off = {"hoodie.datasource.write.commitmeta.key.prefix": ""}
+    assert (
+        HudiCompactionOperator(task_id="c", base_path="/t", hoodie_options=off).hoodie_options
+        == off
+    )
+    mine = {"_hoodie.airflow.task_id": "mine"}  # the caller's options win
+    assert (
+        HudiCompactionOperator(task_id="c", base_path="/t", hoodie_options=mine).hoodie_options[
+            "_hoodie.airflow.task_id"
+        ]
+        == "mine"
+    )
+    # Services that make no commits get none.
+    assert HudiCleanOperator(task_id="clean", base_path="/t").hoodie_options == {}
 
 
 def test_hive_sync_operator_passes_the_metastore_folder_and_watermark_when_set():

@@ -1,9 +1,11 @@
 """The Hudi view served by a real `airflow api-server` through the `hudi` plugin: refused
-without an Airflow login, served with one, and its timeline chart drawn in a real browser
-(headless Chromium) after logging in on Airflow's login page."""
+without an Airflow login, served with one, and in a real browser (headless Chromium, logged in
+on Airflow's login page) its timeline chart, per-instant stats, the compaction backlog, the
+files drill-down and a bad entry of the tables file beside a working table."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +45,8 @@ tables:
     precombine_field: ts
     source_path: {landing}
     source_format: parquet
+    options:
+      hoodie.compact.inline.max.delta.commits: 2
   - name: later
     base_path: {later}
     table_type: COPY_ON_WRITE
@@ -51,16 +55,31 @@ tables:
     precombine_field: ts
     source_path: {landing}
     source_format: parquet
+  - name: broken
+    base_path: {later}
+    table_type: MERGE_ON_WRITE
+    record_key_field: uuid
+    precombine_field: ts
+    source_path: {landing}
+    source_format: parquet
 """
+# What the ingest operator records in the commits it makes (hudi_airflow.ui.airflow_links).
+RUN = {
+    "_hoodie.airflow.dag_id": "trips_ingest",
+    "_hoodie.airflow.run_id": "manual__2026-11-24T10:00:00+00:00",
+    "_hoodie.airflow.task_id": "ingest",
+}
 
 
 @pytest.fixture(scope="module")
 def trips_path(tmp_path_factory) -> str:
-    """Three deltacommits and a compaction planned, not run: completed and pending instants."""
+    """Three deltacommits (made by an Airflow task) and a compaction planned, not run:
+    completed and pending instants."""
     options = {"hoodie.compact.inline.max.delta.commits": "2"}
     path, table = create_trips_table(tmp_path_factory.mktemp("lake"), "MERGE_ON_READ", options)
     for seed in range(1, 4):
-        table.write(datagen.trips(list(range(8)), seed=seed, ts=seed), operation="upsert")
+        batch = datagen.trips(list(range(8)), seed=seed, ts=seed)
+        table.write(batch, operation="upsert", options=RUN)
     assert table.compaction.schedule() is not None
     return path
 
@@ -79,6 +98,12 @@ def server(tmp_path_factory, trips_path) -> Iterator[ApiServer]:
 @pytest.fixture(scope="module")
 def token(server) -> str:
     return server.token()
+
+
+def _without_ages(summary: dict) -> dict:
+    for pending in summary["compaction_backlog"]["pending"]:
+        pending.pop("age_s")
+    return summary
 
 
 def _timestamps(path: str) -> list[str]:
@@ -117,16 +142,19 @@ def test_json_lists_the_tables_and_their_timelines(server, token, trips_path):
 
     assert response.status_code == 200, response.text
     tables = {t["name"]: t for t in response.json()["tables"]}
-    assert tables.keys() == {"trips", "later"}
+    assert tables.keys() == {"trips", "later", "broken"}
     trips = tables["trips"]
     assert trips["status"] == "ok"
     assert [i["timestamp"] for i in trips["instants"]] == _timestamps(trips_path)
     assert trips["counts_by_action"] == {"compaction": 1, "deltacommit": 3}
     assert trips["pending_compactions"] == [_timestamps(trips_path)[-1]]
     assert tables["later"]["status"] == "not_created"
+    assert tables["broken"]["status"] == "invalid"
+    assert "table entry #3 ('broken'): key 'table_type'" in tables["broken"]["error"]
 
     one = httpx.get(server.url + "/hudi/api/tables/trips", headers=headers)
-    assert one.status_code == 200 and one.json() == trips
+    assert one.status_code == 200
+    assert _without_ages(one.json()) == _without_ages(trips)  # ages grow between requests
     assert httpx.get(server.url + "/hudi/api/tables/nope", headers=headers).status_code == 404
 
 
@@ -231,3 +259,51 @@ def test_view_is_in_the_airflow_ui_navigation(browser, server, trips_path):
         assert len(_marks(browser)) == len(_timestamps(trips_path))
     finally:
         browser.switch_to.default_content()
+
+
+def test_the_view_answers_an_operators_questions(browser, server, trips_path):
+    """Per-instant stats and the task that made each write, the pending compaction with its
+    age and log count, the drill-down to file groups, and the bad entry beside the table."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(server.url + "/hudi/")
+    _marks(browser)  # the page is drawn
+    trips = browser.find_element(By.ID, "table-trips")
+    timeline = HudiTable.open(trips_path).timeline()
+    planned = timeline[-1].timestamp
+
+    rows = trips.find_elements(By.CSS_SELECTOR, "#instants-trips tr.instant")
+    assert [r.get_attribute("data-instant") for r in rows] == [i.timestamp for i in timeline]
+    first = rows[0]
+    assert first.find_element(By.CSS_SELECTOR, ".operation").text == "upsert"
+    assert first.find_element(By.CSS_SELECTOR, ".rows-inserted").text == "8"
+    assert rows[1].find_element(By.CSS_SELECTOR, ".rows-updated").text == "8"
+    assert re.fullmatch(r"[0-9.]+ s", first.find_element(By.CSS_SELECTOR, ".ran").text)
+    link = first.find_element(By.CSS_SELECTOR, "a.airflow-task")
+    assert link.get_attribute("href") == (
+        f"{server.url}/dags/trips_ingest/runs/manual__2026-11-24T10%3A00%3A00%2B00%3A00"
+        "/tasks/ingest"
+    )
+    assert "compaction" in rows[-1].get_attribute("class").split()
+    assert rows[-1].find_element(By.CSS_SELECTOR, ".kind.compaction").is_displayed()
+
+    pending = trips.find_element(By.CSS_SELECTOR, "#backlog-trips tr.pending-compaction")
+    assert pending.get_attribute("data-instant") == planned
+    assert re.fullmatch(r"[0-9.]+ s|\d+ min \d+ s", pending.find_element(By.CLASS_NAME, "age").text)
+    assert pending.find_element(By.CLASS_NAME, "log-files").text == "8"  # 2 in each of 4 groups
+    assert trips.find_element(By.CSS_SELECTOR, "#backlog-trips .delta-commits").text == "3"
+    assert trips.find_element(By.CSS_SELECTOR, "#backlog-trips .max-delta-commits").text == "2"
+
+    group_row = trips.find_element(By.CSS_SELECTOR, "#files-trips tr.file-group")
+    assert not group_row.is_displayed()  # folded until asked for
+    trips.find_element(By.CSS_SELECTOR, "#files-trips > summary").click()
+    trips.find_element(By.CSS_SELECTOR, "#files-trips details.partition > summary").click()
+    assert group_row.is_displayed()
+    assert group_row.find_element(By.CLASS_NAME, "log-files").text == "2"
+    assert "2 log files" in group_row.find_element(By.CSS_SELECTOR, "li.slice.latest").text
+
+    broken = browser.find_element(By.ID, "table-broken")
+    assert broken.get_attribute("data-status") == "invalid"
+    message = broken.find_element(By.CLASS_NAME, "entry-error").text
+    assert "table entry #3 ('broken'): key 'table_type'" in message
+    assert trips.get_attribute("data-status") == "ok"

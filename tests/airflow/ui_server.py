@@ -151,3 +151,22 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(wait_s)
         except subprocess.TimeoutExpired:
             pass
+
+
+def stop_process_group(process: subprocess.Popen) -> None:
+    """Stops a process started in a session of its own, and all it started (see _stop)."""
+    _stop(process)
+
+
+def environment_without_airflow() -> dict[str, str]:
+    """This process's environment minus its Airflow settings (the test session's Airflow home
+    and tables file), for a child that makes its own."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AIRFLOW") and k != "HUDI_TABLES_CONFIG"
+    }
+
+
+def free_port() -> int:
+    return _free_port()

@@ -1,6 +1,7 @@
 // Draws each table's active timeline as an SVG, from the view's JSON endpoint (no libraries:
 // the API server may have no internet access). One mark per instant: x is the instant time,
-// the row and colour are its action, the fill its state.
+// the row and colour are its action (compactions, completed ones too, have a row of their
+// own), the fill its state.
 (function () {
   "use strict";
 
@@ -18,16 +19,19 @@
   const TOP = 12;
   const BOTTOM = 34;
 
-  // yyyyMMddHHmmss[SSS] as milliseconds; read as UTC since only distances matter.
-  function instantMillis(ts) {
+  // The instant time in UTC (the summary's time_utc) as milliseconds; an instant time that is
+  // no date (bootstrap) read as yyyyMMddHHmmss[SSS], since only distances matter.
+  function instantMillis(instant) {
+    if (instant.time_utc) return Date.parse(instant.time_utc);
+    const ts = instant.timestamp;
     const part = (from, to) => Number(ts.slice(from, to)) || 0;
     return Date.UTC(part(0, 4), part(4, 6) - 1, part(6, 8), part(8, 10), part(10, 12),
       part(12, 14), part(14, 17));
   }
 
-  function timeText(ts) {
-    return `${ts.slice(0, 4)}-${ts.slice(4, 6)}-${ts.slice(6, 8)} ` +
-      `${ts.slice(8, 10)}:${ts.slice(10, 12)}:${ts.slice(12, 14)}.${ts.slice(14, 17) || "000"}`;
+  function timeText(instant) {
+    if (!instant.time_utc) return instant.timestamp;
+    return instant.time_utc.replace("T", " ").replace("Z", " UTC");
   }
 
   function svgElement(name, attributes, parent) {
@@ -39,8 +43,19 @@
     return element;
   }
 
+  // The row of an instant: a completed compaction is a commit on the timeline, shown with the
+  // compactions still planned or running.
+  function rowOf(instant) {
+    return instant.compaction ? "compaction" : instant.action;
+  }
+
+  function durationText(seconds) {
+    if (seconds === null || seconds === undefined) return "-";
+    return seconds < 60 ? `${seconds.toFixed(2)} s` : `${Math.round(seconds / 60)} min`;
+  }
+
   function actionsOf(instants) {
-    const present = new Set(instants.map((i) => i.action));
+    const present = new Set(instants.map(rowOf));
     const known = ACTION_ORDER.filter((a) => present.has(a));
     const others = [...present].filter((a) => !ACTION_ORDER.includes(a)).sort();
     return known.concat(others);
@@ -63,7 +78,7 @@
         "no instants on the active timeline";
       return svg;
     }
-    const times = instants.map((i) => instantMillis(i.timestamp));
+    const times = instants.map(instantMillis);
     const first = Math.min(...times);
     const span = Math.max(...times) - first;
     const plotWidth = WIDTH - LEFT - RIGHT;
@@ -77,8 +92,8 @@
         "text-anchor": "end" }, svg).textContent = action;
     }
     const axisY = height - BOTTOM + 22;
-    const oldest = instants[0].timestamp;
-    const newest = instants[instants.length - 1].timestamp;
+    const oldest = instants[0];
+    const newest = instants[instants.length - 1];
     svgElement("text", { x: LEFT, y: axisY, class: "axis" }, svg).textContent = timeText(oldest);
     svgElement("text", { x: WIDTH - RIGHT, y: axisY, class: "axis", "text-anchor": "end" }, svg)
       .textContent = timeText(newest);
@@ -87,15 +102,19 @@
       const state = instant.state.toLowerCase();
       const mark = svgElement("circle", {
         cx: x(times[index]).toFixed(1),
-        cy: y(instant.action),
+        cy: y(rowOf(instant)),
         r: 7,
-        class: `instant-mark action-${instant.action} state-${state}`,
+        class: `instant-mark action-${rowOf(instant)} state-${state}`,
         "data-timestamp": instant.timestamp,
         "data-action": instant.action,
         "data-state": instant.state,
+        "data-row": rowOf(instant),
       }, svg);
+      const kind = instant.compaction && instant.action !== "compaction" ?
+        `compaction (${instant.action})` : instant.action;
       svgElement("title", {}, mark).textContent =
-        `${instant.timestamp} (${timeText(instant.timestamp)}) ${instant.action} ${state}`;
+        `${instant.timestamp} (${timeText(instant)}) ${kind} ${state}; ` +
+        `queued ${durationText(instant.queued_s)}, ran ${durationText(instant.ran_s)}`;
     });
     return svg;
   }
