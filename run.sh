@@ -2,9 +2,11 @@
 # The two commands of a fresh machine (Python 3.11 and Java 17 present, nothing else):
 #   ./run.sh demo   install into .venv and run the demo (the main job)
 #   ./run.sh test   install into .venv and run the whole test suite
+# then, to look at the demo's DAG runs and task logs and the Hudi view in the Airflow UI:
+#   ./run.sh ui     install like demo and serve the UI on the demo's Airflow home (Ctrl-C stops it)
 # and, for development, the fast tier (no Spark, Hive, Airflow or browser; see tests/conftest.py):
 #   ./run.sh test-fast   install only what it needs into .venv and run it on every core
-# Extra arguments go to the demo or to pytest.
+# Extra arguments go to the demo, the UI (--workdir, --port) or pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -46,6 +48,11 @@ case "$command" in
         restore_pyspark
         exec "$VENV/bin/python" examples/pipeline.py "$@"
         ;;
+    ui)
+        install demo
+        restore_pyspark
+        exec "$VENV/bin/python" examples/ui.py "$@"
+        ;;
     test)
         install test
         restore_pyspark
@@ -57,7 +64,7 @@ case "$command" in
         exec "$VENV/bin/python" -m pytest --fast -n auto "$@"
         ;;
     *)
-        echo "usage: ./run.sh demo|test|test-fast [arguments]" >&2
+        echo "usage: ./run.sh demo|ui|test|test-fast [arguments]" >&2
         exit 2
         ;;
 esac

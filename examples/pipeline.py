@@ -10,13 +10,13 @@ through Airflow (`dag.test()`: ingest, then Hive sync); then `trips_compaction` 
 execute the same instant, Hive sync) and `trips_maintenance` (clean, then archive). It ends
 by printing the Hive tables the syncs left in the metastore, the timeline (archived
 instants too), and a sample of rows as Apache Hudi's reader (the `hudi` package) returns them,
-checked against the expected rows.
+checked against the expected rows, and with how to open the Airflow UI on these runs
+(`./run.sh ui`, examples/ui.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import time
@@ -182,14 +182,25 @@ def main() -> int:
     for stale in ("lake", "landing", "airflow", "metastore"):
         shutil.rmtree(workdir / stale, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
-    local_run.configure(workdir / "airflow", tables_file(workdir), args.spark_master)
-    if not args.verbose:  # task logs stay in the Airflow home; failures still show
-        os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "WARNING"
+    # Task logs go to their files in the Airflow home (the UI shows them); warnings and
+    # failures show on the console too, and everything with --verbose.
+    console_level = "INFO" if args.verbose else "WARNING"
+    local_run.configure(
+        workdir / "airflow", tables_file(workdir), args.spark_master, console_level=console_level
+    )
     local_run.migrate_database()
     print(f"Airflow home {workdir / 'airflow'} (SQLite), Spark {args.spark_master}; DAG runs:")
     runs = pipeline(workdir)
     report_metastore(runs, workdir / "metastore")
-    return 0 if report(str(workdir / "lake" / TABLE)) else 1
+    matches = report(str(workdir / "lake" / TABLE))
+    print(ui_hint(workdir))
+    return 0 if matches else 1
+
+
+def ui_hint(workdir: Path) -> str:
+    """How to see these runs, their task logs and the Hudi view in the Airflow UI."""
+    option = "" if workdir == REPO / "data" else f" --workdir {workdir}"
+    return f"\nThe DAG runs and their task logs in the Airflow UI: ./run.sh ui{option}"
 
 
 if __name__ == "__main__":

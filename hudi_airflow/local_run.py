@@ -1,6 +1,8 @@
 """Running the table DAGs on one machine with embedded defaults, as the demo and the tests do:
 a SQLite metadata database under an Airflow home folder, Spark in local mode, DAGs run through
-Airflow's own `dag.test()` (tasks, XCom, retries and all, without a scheduler).
+Airflow's own `dag.test()` (tasks, XCom, retries and all, without a scheduler). Each task
+try's log goes to its file under <airflow_home>/logs (local_task_logs), where `airflow
+api-server` on the same home shows it.
 
 `configure()` must run before anything imports airflow: Airflow reads its settings once.
 """
@@ -14,8 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hudi_airflow import local_task_logs
+
 # This repository's DAG files, in a source checkout (or an editable install of it).
 DAGS_FOLDER = Path(__file__).resolve().parents[1] / "dags"
+_console_level = "INFO"
 
 
 def configure(
@@ -23,10 +28,15 @@ def configure(
     tables_file: Path,
     spark_master: str = "local[2]",
     dags_folder: Path = DAGS_FOLDER,
+    *,
+    console_level: str = "INFO",
 ) -> None:
-    """Points Airflow at the DAGs, a SQLite database in `airflow_home`, the tables file, and
-    a local Spark master (connection spark_default). The provider (hooks, operators, the UI
-    plugin) comes from the installed package, so the plugins folder is left empty."""
+    """Points Airflow at the DAGs, a SQLite database and the task logs in `airflow_home`, the
+    tables file, and a local Spark master (connection spark_default). The provider (hooks,
+    operators, the UI plugin) comes from the installed package, so the plugins folder is left
+    empty. Log lines below `console_level` go to the task log files only."""
+    global _console_level
+    _console_level = console_level
     airflow_home.mkdir(parents=True, exist_ok=True)
     settings = {
         "AIRFLOW_HOME": str(airflow_home),
@@ -34,6 +44,7 @@ def configure(
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(airflow_home / "plugins"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "false",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{airflow_home / 'airflow.db'}",
+        "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(airflow_home / "logs"),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": spark_master}),
         "HUDI_TABLES_CONFIG": str(tables_file),
         "PYSPARK_PYTHON": sys.executable,
@@ -55,6 +66,8 @@ def run_dag(dag_id: str, conf: dict[str, Any] | None = None):
     """Runs one DAG once through dag.test(); returns the finished DagRun."""
     from airflow.configuration import conf as airflow_conf
     from airflow.dag_processing.dagbag import DagBag
+
+    local_task_logs.route_task_logs(_console_level)
 
     bag = DagBag(dag_folder=airflow_conf.get("core", "dags_folder"))
     if bag.import_errors:
