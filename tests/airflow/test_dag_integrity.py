@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import warnings
+from pathlib import Path
 
 import pytest
 import yaml
@@ -46,6 +47,26 @@ def test_the_repo_dags_import_without_errors_or_warnings(monkeypatch):
     assert caught == [], [str(w.message) for w in caught]
     names = [entry.name for entry in load_tables()]
     assert names and all(f"{name}_ingest" in bag.dag_ids for name in names)
+
+
+def test_the_compose_stacks_dags_import_and_sync_to_its_metastore(monkeypatch):
+    """docker/tables.yaml, the compose stack's tables file: its DAGs build, ingest on a
+    schedule, and sync in hms mode to the stack's metastore after every write."""
+    stack_tables = Path(__file__).resolve().parents[2] / "docker" / "tables.yaml"
+    monkeypatch.setenv("HUDI_TABLES_CONFIG", str(stack_tables))
+    bag, caught = _dag_bag()
+    assert bag.import_errors == {}
+    assert caught == [], [str(w.message) for w in caught]
+    for entry in load_tables(stack_tables):
+        ingest = bag.dags[f"{entry.name}_ingest"]
+        assert ingest.schedule == entry.schedule and entry.schedule
+        assert f"{entry.name}_hive_sync" in bag.dag_ids
+        sync = ingest.task_dict["hive_sync"]
+        assert sync.base_path == entry.base_path and sync.base_path.startswith("s3a://")
+        assert sync.hoodie_options["hoodie.datasource.hive_sync.mode"] == "hms"
+        uris = sync.hoodie_options["hoodie.datasource.hive_sync.metastore.uris"]
+        assert uris == "thrift://hive-metastore:9083"
+        assert sync.metastore_dir is None  # no embedded Derby metastore
 
 
 def test_every_dag_has_retries_owners_tags_and_no_cycle(tables_file, tmp_path):
