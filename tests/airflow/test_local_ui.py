@@ -93,7 +93,8 @@ def dag_run(tmp_path_factory) -> DagRun:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "states {'speak': 'success'}" in result.stdout, result.stdout[-3000:]
-    return DagRun(workdir, result.stdout)
+    assert "states {" not in result.stderr  # logs go to stderr, what the run prints to stdout
+    return DagRun(workdir, result.stderr)
 
 
 @pytest.fixture
@@ -135,7 +136,7 @@ def test_the_ui_serves_the_hudi_view_and_the_local_runs_task_log_until_ctrl_c(ui
     token = server.token()  # the printed login works
     _assert_the_hudi_view_is_served(server, token)
     _assert_the_task_log_is_served(server, token)
-    # The console of the run showed the warning, not the info line.
+    # The console (stderr) of the run showed the warning, not the info line.
     assert WARNING_LINE in dag_run.console and INFO_LINE not in dag_run.console
 
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
