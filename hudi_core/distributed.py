@@ -13,21 +13,27 @@ its first level is internal.
 
 from hudi_core.arrow_utils import run_boundaries
 from hudi_core.engine import EngineContext, running_attempt
+from hudi_core.index import GlobalIndex
 from hudi_core.index.base import IndexContext, match_keys
+from hudi_core.index.bloom_index import BloomIndex
+from hudi_core.index.bucket_index import BucketIndex
+from hudi_core.index.global_index import GlobalBloomIndex, match_keys_globally
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import new_file_id
 from hudi_core.model.partition_metadata import ensure_partition_metadata
+from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.read.reader import ReadPlan, ReadRequest, TableReader, read_request
 from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.schema.to_arrow import avro_to_arrow
-from hudi_core.write.bucket_plan import NO_BUCKET, Bucket, BucketPlan
+from hudi_core.write.bucket_plan import NO_BUCKET, Bucket, BucketIndexPlan, BucketPlan
 from hudi_core.write.client import WriteClient, WriteJob
+from hudi_core.write.global_tagging import GlobalTagger, StoredRecordReader, without_located
 from hudi_core.write.handles import CreateTask, WriteSettings
 from hudi_core.write.operation import KeyLookup
-from hudi_core.write.planner import BatchCount, Lookup, WritePlanner, WriteTask
+from hudi_core.write.planner import BatchCount, BucketCount, Lookup, WritePlanner, WriteTask
 from hudi_core.write.prepare import BatchPreparer
 
 __all__ = [
@@ -38,16 +44,25 @@ __all__ = [
     "RECORD_KEY_FIELD",
     "BatchCount",
     "BatchPreparer",
+    "BloomIndex",
     "Bucket",
+    "BucketCount",
+    "BucketIndex",
+    "BucketIndexPlan",
     "BucketPlan",
     "CreateTask",
     "EngineContext",
     "FileSlice",
+    "FileSystemView",
+    "GlobalBloomIndex",
+    "GlobalIndex",
+    "GlobalTagger",
     "IndexContext",
     "KeyLookup",
     "Lookup",
     "ReadPlan",
     "ReadRequest",
+    "StoredRecordReader",
     "TableReader",
     "WriteClient",
     "WriteJob",
@@ -59,8 +74,10 @@ __all__ = [
     "ensure_partition_metadata",
     "hash_keys",
     "match_keys",
+    "match_keys_globally",
     "new_file_id",
     "read_request",
     "run_boundaries",
     "running_attempt",
+    "without_located",
 ]

@@ -17,6 +17,7 @@ from hudi_core.config.option import Options
 from hudi_core.config.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
 from hudi_core.engine import EngineContext, LocalEngine
 from hudi_core.errors import InvalidOptionError, TableExistsError
+from hudi_core.index.bucket_index import bucket_table_properties
 from hudi_core.inspect import TableInspector
 from hudi_core.keygen import key_generator_for
 from hudi_core.lock import TableLock, table_lock
@@ -286,6 +287,7 @@ def _table_properties(
     if not options.get_option(T.POPULATE_META_FIELDS):
         props[T.POPULATE_META_FIELDS.key] = "false"
     props.update({k: v for k, v in options.items() if k.startswith("hoodie.keygen.")})
+    props.update(bucket_table_properties(options, record_key_fields))
     key_generator = key_generator_for(Options(options, props))
     props[T.KEY_GENERATOR_CLASS.key] = key_generator.class_name
     if schema is not None:

@@ -211,7 +211,6 @@ def test_a_limitations_section_comes_near_the_top():
         "bucket index",
         "global indexes",
         "table versions 8 and 9",
-        "hoodie.index.type",  # the Spark writer ignores it
         "s3a://",
         "cdc",
         "log compaction",

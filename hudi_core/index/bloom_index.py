@@ -33,13 +33,23 @@ class BloomIndex:
 
         def may_hold_keys(file_slice: FileSlice) -> bool:
             keys = keys_by_partition[file_slice.partition_path]
-            return self._may_hold_any(context, file_slice, keys)
+            return self.may_hold_any(context, file_slice, keys)
 
         flags = context.engine.map(may_hold_keys, slices)
         candidates = [s for s, flag in zip(slices, flags, strict=True) if flag]
         return context.lookup(incoming, candidates)
 
-    def _may_hold_any(self, context: IndexContext, file_slice: FileSlice, keys: pa.Array) -> bool:
+    def key_range(
+        self, context: IndexContext, file_slice: FileSlice
+    ) -> tuple[str | None, str | None]:
+        """The min and max record key a slice's base file footer records (None: not there),
+        for engines that prune by range before sending keys to files."""
+        assert file_slice.base_file is not None
+        footer = read_footer(context.storage, file_slice.base_file.path)
+        return footer.get(FOOTER_MIN_RECORD_KEY), footer.get(FOOTER_MAX_RECORD_KEY)
+
+    def may_hold_any(self, context: IndexContext, file_slice: FileSlice, keys: pa.Array) -> bool:
+        """Whether the slice's base file may hold one of `keys`, by its footer alone."""
         assert file_slice.base_file is not None
         footer = read_footer(context.storage, file_slice.base_file.path)
         low, high = footer.get(FOOTER_MIN_RECORD_KEY), footer.get(FOOTER_MAX_RECORD_KEY)

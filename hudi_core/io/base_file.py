@@ -79,17 +79,11 @@ class BaseFileWriter:
         self._min_key: str | None = None
         self._max_key: str | None = None
         self._footer = {FOOTER_AVRO_SCHEMA: avro_schema_json, FOOTER_WRITER_MODEL: "avro"}
+        self._schema = schema
         storage.makedirs(path.rsplit("/", 1)[0] if "/" in path else "")
         self._sink = storage.fs.open_output_stream(storage.full_path(path))
-        self._writer = pq.ParquetWriter(
-            self._sink,
-            schema,
-            compression=settings.compression,
-            use_dictionary=_dictionary_columns(schema) if settings.dictionary else False,
-            data_page_size=settings.page_size,
-            store_schema=False,  # Hudi files carry the Avro schema, not an Arrow one
-            version="2.6",
-        )
+        # Opened on the first rows: which columns to dictionary-encode depends on them.
+        self._writer: pq.ParquetWriter | None = None
 
     @property
     def bytes_written(self) -> int:
@@ -104,7 +98,7 @@ class BaseFileWriter:
             keys = table.column(RECORD_KEY_COLUMN)
             self.bloom_filter.add_keys(keys if new_keys is None else new_keys)
             self._track_key_range(keys)
-        self._writer.write_table(table, row_group_size=self._rows_per_group(table))
+        self._open(table).write_table(table, row_group_size=self._rows_per_group(table))
         self.num_rows += table.num_rows
 
     def close(self) -> BaseFileStats:
@@ -118,10 +112,30 @@ class BaseFileWriter:
             footer.update(bloom_filter_footer(self.bloom_filter))
             footer[FOOTER_MIN_RECORD_KEY] = self._min_key
             footer[FOOTER_MAX_RECORD_KEY] = self._max_key
-        self._writer.add_key_value_metadata(footer)
-        self._writer.close()
+        writer = self._open(None)
+        writer.add_key_value_metadata(footer)
+        writer.close()
         self._sink.close()
         return BaseFileStats(self.path, self.num_rows, self.storage.file_size(self.path))
+
+    def _open(self, first: pa.Table | None) -> pq.ParquetWriter:
+        """The parquet writer, opened on the `first` rows written (None: a file of no rows)."""
+        if self._writer is None:
+            dictionary: list[str] | bool = False
+            if self.settings.dictionary:
+                dictionary = _dictionary_columns(self._schema)
+                if first is not None:
+                    dictionary = _worth_a_dictionary(dictionary, first)
+            self._writer = pq.ParquetWriter(
+                self._sink,
+                self._schema,
+                compression=self.settings.compression,
+                use_dictionary=dictionary,
+                data_page_size=self.settings.page_size,
+                store_schema=False,  # Hudi files carry the Avro schema, not an Arrow one
+                version="2.6",
+            )
+        return self._writer
 
     def _track_key_range(self, keys: pa.ChunkedArray) -> None:
         bounds = pc.min_max(keys)
@@ -148,6 +162,35 @@ def _dictionary_columns(schema: pa.Schema) -> list[str]:
     parquet_schema = pq.read_metadata(pa.BufferReader(sink.getvalue())).schema
     paths = [parquet_schema.column(i).path for i in range(len(parquet_schema))]
     return [path for path in paths if path not in _UNIQUE_COLUMNS]
+
+
+# Values of a column's first rows looked at to tell whether a dictionary pays off.
+_DICTIONARY_SAMPLE = 1024
+_MOSTLY_DISTINCT = 0.9
+
+
+def _worth_a_dictionary(candidates: list[str], first: pa.Table) -> list[str]:
+    """The candidate columns worth dictionary-encoding, judged on the first rows written.
+
+    Like parquet-mr, which drops a column's dictionary when it does not make the first page
+    smaller, a top-level column whose sampled values are mostly distinct is written plain:
+    Arrow would otherwise hash every value of the file into a dictionary that only grows it.
+    """
+    sample = first.slice(0, _DICTIONARY_SAMPLE)
+    rows = sample.num_rows
+    if rows < 64:  # too few to tell
+        return candidates
+    names = set(first.column_names)
+    kept = []
+    for path in candidates:
+        if path in names:  # a top-level column (nested leaves keep their dictionary)
+            column = sample.column(path)
+            if not pa.types.is_dictionary(column.type) and (
+                len(column.unique()) > _MOSTLY_DISTINCT * (rows - column.null_count)
+            ):
+                continue
+        kept.append(path)
+    return kept
 
 
 # pyarrow reports failures of remote storage as OSError, as it does damage to a file's

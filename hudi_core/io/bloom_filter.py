@@ -332,6 +332,7 @@ class BloomFilter(ABC):
         self.num_hashes = num_hashes
         self.hash_type = hash_type
         self._rows = rows  # (row count, vector_size) bool
+        self._serialized: str | None = None  # as read from a footer, until keys are added
 
     @property
     def num_rows(self) -> int:
@@ -342,6 +343,7 @@ class BloomFilter(ABC):
         key_bytes = _KeyBytes(keys)
         if not key_bytes.count:
             return
+        self._serialized = None
         row_of_key = self._claim_rows(key_bytes.count)
         for index, prepared in key_bytes.batches(_HASHERS[self.hash_type]):
             self._set_bits(prepared, row_of_key[index])
@@ -357,6 +359,8 @@ class BloomFilter(ABC):
 
     def serialize(self) -> str:
         """The exact string Java Hudi stores under the footer key org.apache.hudi.bloomfilter."""
+        if self._serialized is not None:  # unchanged since read: the same string again
+            return self._serialized
         return base64.b64encode(self._payload()).decode("ascii")
 
     def _set_bits(self, prepared: _PreparedKeys, rows: np.ndarray) -> None:
@@ -611,9 +615,14 @@ def deserialize_bloom_filter(serialized: str | bytes, type_code: str | bytes | N
     Stricter than Java, which ignores trailing bytes: they mean a wrong type code.
     """
     code = _type_code(type_code, CorruptFileError)
-    reader = _Reader(_decode_base64(serialized))
+    payload = _decode_base64(serialized)
+    reader = _Reader(payload)
     bloom = _read_simple(reader) if code == SIMPLE else _read_dynamic(reader)
     reader.expect_end()
+    if payload[: _INT.size] == _INT.pack(_VERSION):  # the layout serialize() writes
+        # Written again as read (a merge that adds no key keeps the file's filter): no
+        # re-encoding of the bits.
+        bloom._serialized = _text(serialized)
     return bloom
 
 

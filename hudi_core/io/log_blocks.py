@@ -37,9 +37,16 @@ _HEADER = struct.Struct(">ii")
 
 def avro_data_block(rows: pa.Table, schema_json: str, instant_time: str) -> LogBlock:
     """A data block of `rows` (already shaped as the schema, meta columns included)."""
-    data, offsets = encode_datums(rows, schema_json)
-    framed = _length_prefixed(data, offsets)
-    content = _HEADER.pack(CONTENT_VERSION, rows.num_rows) + framed.tobytes()
+    framed, _ = encode_datums(rows, schema_json, length_prefixed=True)
+    return avro_data_block_of_framed(framed, rows.num_rows, schema_json, instant_time)
+
+
+def avro_data_block_of_framed(
+    framed: np.ndarray, count: int, schema_json: str, instant_time: str
+) -> LogBlock:
+    """A data block of `count` records already encoded and framed, each after its length
+    (see encode_datums with length_prefixed)."""
+    content = _HEADER.pack(CONTENT_VERSION, count) + framed.tobytes()
     header = {HeaderKey.INSTANT_TIME: instant_time, HeaderKey.SCHEMA: schema_json}
     return LogBlock(BlockType.AVRO_DATA, header, content)
 
@@ -80,26 +87,6 @@ def data_block_batches(block: LogBlock, max_rows: int = 1 << 16) -> Iterator[pa.
     starts = _record_starts(content, count)
     for first in range(0, max(count, 1), max_rows):
         yield decode_datums(content, starts[first : first + max_rows], schema)
-
-
-def _length_prefixed(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Datums laid out as Hudi frames them: each preceded by its int32 big-endian length.
-
-    Both pieces of every row become Arrow binary arrays; joining them row by row is one
-    kernel call, and its data buffer is the framed sequence.
-    """
-    count = len(offsets) - 1
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    data = np.ascontiguousarray(data, dtype=np.uint8)
-    datums = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
-    lengths = np.diff(offsets).astype(">i4")
-    prefixes = pa.FixedSizeBinaryArray.from_buffers(
-        pa.binary(4), count, [None, pa.py_buffer(lengths.tobytes())]
-    ).cast(pa.large_binary())
-    framed = pc.binary_join_element_wise(prefixes, datums, pa.scalar(b"", pa.large_binary()))
-    return np.frombuffer(framed.buffers()[2], np.uint8)[: len(data) + 4 * count]
 
 
 def _record_starts(content: bytes, count: int) -> np.ndarray:

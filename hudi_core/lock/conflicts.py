@@ -25,13 +25,19 @@ def check_no_conflicts(
     current: ActiveTimeline,
     instant_time: str,
     touched: set[FileGroupId],
+    by_bucket: bool = False,
 ) -> None:
     """Raises WriteConflictError if an instant newer than `started_from` touched any of
-    `touched`, the file groups the write at `instant_time` changed."""
+    `touched`, the file groups the write at `instant_time` changed. `by_bucket` (the bucket
+    index): file groups of one bucket conflict even with different file ids, as two writers
+    that both made a bucket's first file group would leave two in it."""
     if not touched:
         return
+    same = _bucket_of if by_bucket else _itself
+    mine = {same(group): group for group in touched}
     for other in _candidates(started_from, current, instant_time):
-        overlap = touched & file_groups_of(current, other)
+        theirs = {same(group) for group in file_groups_of(current, other)}
+        overlap = {mine[key] for key in mine.keys() & theirs}
         if overlap:
             shown = ", ".join(f"{p or '(no partition)'}/{f}" for p, f in sorted(overlap)[:3])
             more = f" and {len(overlap) - 3} more" if len(overlap) > 3 else ""
@@ -41,6 +47,17 @@ def check_no_conflicts(
                 f"{what} after the write started and changes the same file groups: "
                 f"{shown}{more}; the write is rolled back, retry it"
             )
+
+
+def _itself(group: FileGroupId) -> FileGroupId:
+    return group
+
+
+def _bucket_of(group: FileGroupId) -> FileGroupId:
+    """A bucket file group as (partition, its 8-digit bucket number)."""
+    partition, file_id = group
+    prefix = file_id[:8]
+    return (partition, prefix) if prefix.isdigit() and file_id[8:9] == "-" else group
 
 
 def _candidates(

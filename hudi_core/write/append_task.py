@@ -7,14 +7,22 @@ over to a new log file version rather than appending to an existing file.
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.io.log_blocks import avro_data_block, delete_block, parquet_data_block
+from hudi_core.io.avro_columnar import encode_datums
+from hudi_core.io.log_blocks import (
+    avro_data_block,
+    avro_data_block_of_framed,
+    delete_block,
+    parquet_data_block,
+)
 from hudi_core.io.log_format import LogBlock, log_file_bytes
 from hudi_core.merge.record_merger import DELETE_COLUMN, NATURAL_COLUMN
 from hudi_core.model.commit_metadata import RuntimeStats, WriteStat
@@ -27,7 +35,7 @@ from hudi_core.schema.meta_fields import (
     UPDATE_OPERATION,
 )
 from hudi_core.write.changelog import last_changes
-from hudi_core.write.handles import FileIdentity, WriteSettings, with_meta
+from hudi_core.write.handles import FileIdentity, WriteSettings, with_meta, with_meta_of_groups
 from hudi_core.write.markers import Markers
 
 
@@ -38,6 +46,13 @@ class AppendTask:
     task_id: int
     file_slice: FileSlice  # the group's latest slice: the log goes on top of it
     rows: pa.Table  # data columns plus key, partition and delete-flag columns
+    # The records of this write's small appends, encoded together (see SharedRecords).
+    shared: SharedRecords | None = field(default=None, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, object]:
+        # Sent elsewhere (another engine's worker) a task encodes its own rows: shipping every
+        # task's rows with each one would cost more than it saves.
+        return {**self.__dict__, "shared": None}
 
     @property
     def partition_path(self) -> str:
@@ -101,7 +116,8 @@ class AppendTask:
 
     def _blocks(self, settings: WriteSettings) -> tuple[list[LogBlock], int, int]:
         deleting = self.rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
-        upserts = self.rows.filter(pa.array(~deleting))
+        deleted = int(np.count_nonzero(deleting))
+        upserted = self.rows.num_rows - deleted
         if settings.changelog:
             # Every change stays visible to changelog readers, deletes as D records, in the
             # order they came (a key may have several, see write.changelog); the delete block
@@ -110,11 +126,15 @@ class AppendTask:
             records = self._records(self.rows, settings, operations)
             deletes = self.rows.filter(pa.array(deleting & last_changes(self.rows)))
         else:
-            records = self._records(upserts, settings, UPDATE_OPERATION)
-            deletes = self.rows.filter(pa.array(deleting))
+            deletes = self.rows.filter(pa.array(deleting)) if deleted else self.rows.slice(0, 0)
+            shared = self.shared.block_of(self, settings) if self.shared is not None else None
+            if shared is not None:
+                blocks = [shared] if upserted else []
+                return blocks + self._delete_blocks(deletes, settings), upserted, deleted
+            records = self._records(_upserts_of(self.rows), settings, UPDATE_OPERATION)
         blocks = [self._data_block(records, settings)] if records.num_rows else []
         blocks += self._delete_blocks(deletes, settings)
-        return blocks, upserts.num_rows, int(np.count_nonzero(deleting))
+        return blocks, upserted, deleted
 
     def _records(
         self, rows: pa.Table, settings: WriteSettings, operation: str | pa.Array
@@ -161,3 +181,130 @@ class AppendTask:
                 )
             )
         return blocks
+
+
+# Appends of fewer rows than this on average encode their records together: below it the
+# fixed cost of encoding a block (per column and per call) outweighs the per-row work.
+SMALL_APPEND_ROWS = 16_384
+# Rows encoded together at least: enough to amortize that cost, few enough for the shards of
+# one write to be encoded on several threads.
+SHARD_ROWS = 32_768
+
+_Encoded = tuple[tuple[str, str], np.ndarray, np.ndarray, np.ndarray]
+
+
+class _Shard:
+    """Consecutive tasks whose records are encoded together."""
+
+    def __init__(self, tasks: list[AppendTask]) -> None:
+        self.tasks = tasks
+        self.lock = threading.Lock()
+        self.encoded: _Encoded | None = None  # (key, data, offsets, where each task starts)
+
+    def result(self, key: tuple[str, str]) -> _Encoded | None:
+        encoded = self.encoded
+        return encoded if encoded is not None and encoded[0] == key else None
+
+    def encode(self, key: tuple[str, str], settings: WriteSettings) -> None:
+        """Encodes the shard's records, under its lock (held by the caller)."""
+        if self.result(key) is not None:
+            return
+        upserts = [_upserts_of(task.rows) for task in self.tasks]
+        counts = [part.num_rows for part in upserts]
+        groups = [
+            (task.task_id, FileIdentity(task.partition_path, task.file_id), count)
+            for task, count in zip(self.tasks, counts, strict=True)
+        ]
+        rows = pa.concat_tables(upserts, promote_options="permissive")
+        records = with_meta_of_groups(rows, settings, groups, UPDATE_OPERATION)
+        data, offsets = encode_datums(records, settings.footer_avro_schema, length_prefixed=True)
+        bounds = np.concatenate([np.zeros(1, np.int64), np.cumsum(counts, dtype=np.int64)])
+        self.encoded = (key, data, offsets, bounds)
+
+
+class SharedRecords:
+    """The data-block records of many small append tasks of one write, encoded together.
+
+    Encoding a block costs a fixed overhead per call and per column on top of the per-row
+    work; a write of many small appends (the bucket index makes one per bucket) pays it per
+    shard of tasks instead: the first task of a shard to run encodes the records of all its
+    tasks, with the meta columns each task gives them, and each task takes its own slice.
+    The bytes are exactly those the tasks would encode one by one. A task that finds its
+    shard being encoded by another thread encodes a later shard meanwhile, so that threads
+    share the work rather than wait. Only tasks run in this process share; a task pickled
+    for another worker encodes its own rows (see AppendTask.__getstate__).
+    """
+
+    def __init__(self, tasks: list[AppendTask]) -> None:
+        self._shards: list[_Shard] = []
+        self._where: dict[int, tuple[int, int]] = {}  # id(task) -> (shard, index in shard)
+        members: list[AppendTask] = []
+        rows = 0
+        for task in tasks:
+            self._where[id(task)] = (len(self._shards), len(members))
+            members.append(task)
+            rows += task.rows.num_rows
+            if rows >= SHARD_ROWS:
+                self._shards.append(_Shard(members))
+                members, rows = [], 0
+        if members:
+            self._shards.append(_Shard(members))
+
+    def block_of(self, task: AppendTask, settings: WriteSettings) -> LogBlock | None:
+        """The Avro data block of `task`'s upserts; None when the task must encode its own
+        (not one of these tasks, or records of another kind than shared ones)."""
+        where = self._where.get(id(task))
+        if where is None or settings.changelog or settings.log_block_format != "avro":
+            return None
+        key = (settings.instant_time, settings.footer_avro_schema)
+        shard = self._shards[where[0]]
+        encoded = shard.result(key)
+        while encoded is None:
+            if shard.lock.acquire(blocking=False):
+                try:
+                    shard.encode(key, settings)
+                finally:
+                    shard.lock.release()
+            else:
+                self._help(where[0], key, settings)
+                with shard.lock:  # until the other thread is done with it
+                    pass
+            encoded = shard.result(key)  # None again only if that thread failed: retry
+        _, data, offsets, bounds = encoded
+        first, last = int(bounds[where[1]]), int(bounds[where[1] + 1])
+        return avro_data_block_of_framed(
+            data[offsets[first] : offsets[last]],
+            last - first,
+            settings.footer_avro_schema,
+            settings.instant_time,
+        )
+
+    def _help(self, busy: int, key: tuple[str, str], settings: WriteSettings) -> None:
+        """Encodes the next shard after `busy` that no thread has started, if any."""
+        for shard in self._shards[busy + 1 :]:
+            if shard.result(key) is None and shard.lock.acquire(blocking=False):
+                try:
+                    shard.encode(key, settings)
+                finally:
+                    shard.lock.release()
+                return
+
+
+def _upserts_of(rows: pa.Table) -> pa.Table:
+    deleting = rows.column(DELETE_COLUMN)
+    if not pc.any(deleting).as_py():
+        return rows  # the common case: no copy
+    return rows.filter(pc.invert(deleting))
+
+
+def share_small_appends(tasks: Sequence[object]) -> None:
+    """Lets the append tasks among `tasks` encode their records together when they are
+    many and small (see SharedRecords)."""
+    appends = [task for task in tasks if isinstance(task, AppendTask)]
+    if len(appends) < 2:
+        return
+    if sum(task.rows.num_rows for task in appends) >= SMALL_APPEND_ROWS * len(appends):
+        return
+    shared = SharedRecords(appends)
+    for task in appends:
+        task.shared = shared

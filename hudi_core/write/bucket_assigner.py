@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +23,7 @@ from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import new_file_id
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.write.append_task import AppendTask
+from hudi_core.write.append_task import AppendTask, share_small_appends
 from hudi_core.write.handles import CreateTask, MergeTask
 from hudi_core.write.new_key_changes import NewKeyChangesTask
 
@@ -70,7 +70,7 @@ class TaskPlan:
         self.new_group_task = NewKeyChangesTask if every_change else CreateTask
         self._groups: dict[tuple[str, str], tuple[FileSlice, list[pa.Table]]] = {}
         self._topped_up: set[tuple[str, str]] = set()
-        self._creates: list[tuple[str, pa.Table, pa.Array | None]] = []
+        self._creates: list[tuple[str, pa.Table, pa.Array | None, str | None]] = []
 
     def update(self, file_slice: FileSlice, rows: pa.Table) -> None:
         key = (file_slice.partition_path, file_slice.file_id)
@@ -80,9 +80,16 @@ class TaskPlan:
         self.update(file_slice, rows)
         self._topped_up.add((file_slice.partition_path, file_slice.file_id))
 
-    def create(self, partition: str, rows: pa.Table, order: pa.Array | None = None) -> None:
-        """A new file group of `rows` (or of the rows at `order`, taken by the task)."""
-        self._creates.append((partition, rows, order))
+    def create(
+        self,
+        partition: str,
+        rows: pa.Table,
+        order: pa.Array | None = None,
+        file_id: str | None = None,
+    ) -> None:
+        """A new file group of `rows` (or of the rows at `order`, taken by the task), with
+        `file_id` (a bucket's) or a new random one."""
+        self._creates.append((partition, rows, order, file_id))
 
     def tasks(self, match_keys: bool = True) -> list[CreateTask | MergeTask | AppendTask]:
         tasks: list[CreateTask | MergeTask | AppendTask] = []
@@ -97,8 +104,10 @@ class TaskPlan:
             tasks.append(
                 MergeTask(len(tasks), partition, file_id, file_slice.base_file, rows, match_keys)
             )
-        for partition, rows, order in self._creates:
-            tasks.append(self.new_group_task(len(tasks), partition, new_file_id(0), rows, order))
+        for partition, rows, order, given_id in self._creates:
+            file_id = given_id or new_file_id(0)
+            tasks.append(self.new_group_task(len(tasks), partition, file_id, rows, order))
+        share_small_appends(tasks)
         return tasks
 
 
@@ -136,6 +145,40 @@ def assign_upserts(
         split = _split_by_key if every_change else _split_evenly
         for part in split(remaining, sizing.records_per_new_file):
             plan.create(partition, part)
+    return plan
+
+
+def assign_to_buckets(
+    rows: pa.Table,
+    file_ids: pa.DictionaryArray,
+    groups: Mapping[str, FileSlice],
+    logs: LogTargets | None,
+    every_change: bool,
+) -> TaskPlan:
+    """The bucket index: each row goes to the file group `file_ids` names, an existing one in
+    `groups` (by file id: a merge, or on merge-on-read a log append, inserts included) or a
+    bucket's new one (deletes of keys the table cannot hold are dropped there)."""
+    plan = TaskPlan(logs, every_change)
+    codes = file_ids.indices.to_numpy(zero_copy_only=False)
+    if len(file_ids.dictionary) <= np.iinfo(np.uint16).max:
+        codes = codes.astype(np.uint16)  # numpy sorts 16-bit keys stably by radix: no compares
+    order = np.argsort(codes, kind="stable")
+    rows = rows.take(pa.array(order))
+    names = file_ids.dictionary.to_pylist()
+    sorted_codes = codes[order]
+    bounds = np.flatnonzero(np.diff(sorted_codes)) + 1
+    for start, end in zip([0, *bounds.tolist()], [*bounds.tolist(), len(order)], strict=True):
+        if start == end:
+            continue
+        file_id, group = names[sorted_codes[start]], rows.slice(start, end - start)
+        existing = groups.get(file_id)
+        if existing is not None:
+            plan.update(existing, group)
+            continue
+        if not every_change:
+            group = group.filter(pc.invert(group.column(DELETE_COLUMN)))
+        if group.num_rows:
+            plan.create(_partition_of(group), group, file_id=file_id)
     return plan
 
 

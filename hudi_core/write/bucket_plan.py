@@ -7,6 +7,10 @@ row is then routed to its bucket where it lies: tagged rows to their file group'
 rows by the hash of their key over the partition's insert buckets, weighted by how many rows
 each should get, as Apache Hudi's Spark partitioner does. A bucket's rows, brought together,
 make one write task.
+
+Under the bucket index (BucketIndexPlan) there is no tag and no share of inserts: every row
+goes to the bucket its key hashes to, an existing bucket's file group (merge-on-read: a log
+append, inserts included) or a new one named by the bucket number.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.arrow_utils import row_indices_by_value
+from hudi_core.arrow_utils import row_indices_by_value, single_chunk
 from hudi_core.errors import InternalError
+from hudi_core.index.bucket_id import bucket_file_id
+from hudi_core.index.bucket_index import BucketGroups, BucketIndex
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
 from hudi_core.model.file_group import FileSlice
@@ -108,6 +114,62 @@ class BucketPlan:
         base = bucket.file_slice.base_file
         assert base is not None, bucket
         return MergeTask(bucket.id, bucket.partition_path, bucket.file_id, base, rows, match_keys)
+
+
+@dataclass
+class BucketIndexPlan(BucketPlan):
+    """The bucket index's plan: one Bucket per (partition, bucket number) the write reaches,
+    rows routed by the bucket their record key hashes to."""
+
+    index: BucketIndex | None = None
+    by_number: dict[tuple[str, int], int] = field(default_factory=dict)  # -> Bucket id
+
+    def route(
+        self, rows: pa.Table, file_ids: pa.Array | pa.ChunkedArray | None = None
+    ) -> np.ndarray:
+        """The bucket of every prepared row (NO_BUCKET for a bucket the plan does not write:
+        a new one that only deletes); `file_ids` (tags) are not needed."""
+        assert self.index is not None
+        out = np.full(rows.num_rows, NO_BUCKET, dtype=np.int64)
+        if rows.num_rows == 0:
+            return out
+        numbers = self.index.bucket_ids(rows.column(RECORD_KEY_FIELD)).astype(np.int64)
+        partitions = pc.dictionary_encode(single_chunk(rows.column(PARTITION_PATH_FIELD)))
+        position = {p: i for i, p in enumerate(partitions.dictionary.to_pylist())}
+        ids = np.full((len(position), self.index.buckets), NO_BUCKET, dtype=np.int64)
+        for (partition, number), bucket_id in self.by_number.items():
+            if partition in position:
+                ids[position[partition], number] = bucket_id
+        codes = partitions.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        out[:] = ids[codes, numbers]
+        return out
+
+
+def plan_bucket_index(
+    index: BucketIndex,
+    written: Mapping[tuple[str, int], tuple[int, int]],
+    groups: BucketGroups,
+    logs: LogTargets | None,
+    every_change: bool,
+) -> BucketIndexPlan:
+    """Buckets of the bucket index for `written` ((partition, bucket number) -> (rows, rows a
+    new file group would get)): an existing bucket's file group in `groups` is updated (a log
+    append on merge-on-read, else a merge), a bucket without one gets a new file group whose
+    file id starts with its number. No small files, no size splits."""
+    plan = BucketIndexPlan(every_change=every_change, index=index)
+    for (partition, number), (rows, new_rows) in sorted(written.items()):
+        existing = groups.get((partition, number))
+        if existing is None:
+            file_id, target, updates, inserts = bucket_file_id(number), None, 0, new_rows
+        else:
+            file_id, target, updates, inserts = existing.file_id, existing, rows, 0
+            if logs is not None:
+                target = logs.slice_for_logs(partition, file_id) or existing
+        append = logs is not None and existing is not None
+        bucket = Bucket(len(plan.buckets), partition, file_id, target, append, updates, inserts)
+        _add(plan, bucket)
+        plan.by_number[(partition, number)] = bucket.id
+    return plan
 
 
 def plan_buckets(

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.choices import WriteOperation
+from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
@@ -24,14 +25,20 @@ from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
 from hudi_core.errors import ConcurrentWriterError, InvalidOptionError
-from hudi_core.index import IndexContext, index_for
+from hudi_core.index import GlobalIndex, IndexContext, index_for
 from hudi_core.keygen import KeyGenerator, key_generator_for
 from hudi_core.lock import failed_writes_policy, table_lock
 from hudi_core.merge.record_merger import is_deleting_payload, merger_for
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.partition_metadata import ensure_partition_metadata
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+from hudi_core.read.file_system_view import FileSystemView
+from hudi_core.read.log_scanner import InstantFilter
+from hudi_core.schema.meta_fields import (
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+    add_meta_fields,
+)
 from hudi_core.services.heartbeat import Liveness, write_is_alive
 from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.services.rollback import rollback_failed_writes
@@ -43,6 +50,7 @@ from hudi_core.timeline.instant import WRITE_ACTIONS
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import Sizing
 from hudi_core.write.commit_extra import commit_extra_metadata
+from hudi_core.write.global_tagging import GlobalTagger, StoredRecordReader, without_located
 from hudi_core.write.handles import MergeTask, WriteSettings
 from hudi_core.write.operation import KeyLookup
 from hudi_core.write.planner import WritePlanner, WriteTask, touched_partitions, untagged
@@ -197,6 +205,7 @@ class WriteJob:
             Liveness.from_options(self.options),
             table_lock(self.storage, self.options),
             commit_extra_metadata(self.options),
+            conflicts_by_bucket=self.planner.bucket_index is not None,
         )
 
     def run(
@@ -216,18 +225,30 @@ class WriteJob:
             view = transaction.view
             touched = deleted if deleted is not None else touched_partitions(rows)
             replaced = planner.replaced(view.latest_slices(), touched)
-            rows, file_ids = self._looked_up(rows, view.latest_slices(), touched)
-            tasks = planner.tasks_for_rows(rows, file_ids, view, self.sizing, self.engine)
+            tasks = self._tasks(rows, view, touched)
             transaction.start_execution(_planned_work(task) for task in tasks)
             stats = self._execute(tasks, transaction.instant_time, data_schema)
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
+
+    def _tasks(self, rows: pa.Table, view: FileSystemView, touched: set[str]) -> list[WriteTask]:
+        """The write tasks of the batch: by bucket under the bucket index (after dropping stored
+        keys for an insert that drops duplicates), else as the index tags the rows."""
+        planner = self.planner
+        if planner.bucket_index is not None:
+            if planner.lookup([], touched).drops_stored:
+                rows, _ = self._looked_up(rows, view.latest_slices(), touched)
+            return planner.tasks_for_buckets(rows, view)
+        rows, file_ids = self._looked_up(rows, view.latest_slices(), touched)
+        return planner.tasks_for_rows(rows, file_ids, view, self.sizing, self.engine)
 
     def _looked_up(
         self, rows: pa.Table, slices: list[FileSlice], touched: set[str]
     ) -> tuple[pa.Table, pa.Array]:
         """The rows the write keeps and the file group each updates (null: a new row), by
         the table's index over the slices the planner names."""
+        if isinstance(self.index, GlobalIndex):
+            return self._globally_looked_up(self.index, rows, slices, touched)
         lookup = self.planner.lookup(slices, touched)
         if lookup.kind is KeyLookup.NONE:
             return rows, untagged(rows)
@@ -240,10 +261,60 @@ class WriteJob:
     def _tag(self, rows: pa.Table, slices: list[FileSlice]) -> pa.Array:
         if rows.num_rows == 0 or not slices:
             return untagged(rows)
-        context = IndexContext(
+        context = self._index_context(slices)
+        return self.index.tag(context, rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD]))
+
+    def _index_context(self, slices: list[FileSlice]) -> IndexContext:
+        return IndexContext(
             self.storage, self.engine, slices, self.key_generator, self.config.populate_meta_fields
         )
-        return self.index.tag(context, rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD]))
+
+    def _globally_looked_up(
+        self, index: GlobalIndex, rows: pa.Table, slices: list[FileSlice], touched: set[str]
+    ) -> tuple[pa.Table, pa.Array]:
+        """A global index: keys are looked up in every partition; a row finding its key in
+        another partition than it names moves there, or updates it where it is (see
+        write.global_tagging). The rows come back with those moves spelled out."""
+        rows = self._combined_across_partitions(rows)
+        lookup = self.planner.lookup(slices, touched, every_partition=True)
+        if lookup.kind is KeyLookup.NONE:
+            return rows, untagged(rows)
+        if rows.num_rows == 0 or not lookup.slices:
+            return rows, untagged(rows)
+        keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
+        located = index.locate(self._index_context(lookup.slices), keys)
+        if lookup.drops_stored:
+            kept = without_located(rows, located)
+            return kept, untagged(kept)
+        read_stored = functools.partial(self.engine.map, self.stored_record_reader())
+        tagger = GlobalTagger(index.update_partition_path, self.merger, lookup.slices, read_stored)
+        return tagger.tag(rows, located)
+
+    def _combined_across_partitions(self, rows: pa.Table) -> pa.Table:
+        """Under a global index a key is one record whatever partition its rows name: the
+        batch's duplicates of a key are pre-combined by key alone (the winner keeps its
+        partition), as Apache Hudi does when the index is global."""
+        deleting_partitions = self.operation is WriteOperation.DELETE_PARTITION  # raw rows
+        if deleting_partitions or not self.planner.combine or rows.num_rows < 2:
+            return rows
+        return self.preparer.precombine(rows, globally=True)
+
+    def stored_record_reader(self) -> StoredRecordReader:
+        """Reads the latest version of stored records (base merged with log) for a global
+        index's tagging; picklable, so an engine runs it where it likes."""
+        assert self.table_schema is not None  # there are slices: the table has a schema
+        file_schema = add_meta_fields(
+            self.table_schema, with_operation_field=self.config.changelog, nullable=True
+        )
+        return StoredRecordReader(
+            self.storage,
+            file_schema,
+            self.merger,
+            InstantFilter.of(self.timeline),
+            self.options.get_option(R.MERGE_MAX_MEMORY),
+            self.options.get_option(R.SPILL_PATH),
+            None if self.config.populate_meta_fields else self.key_generator,
+        )
 
     def _execute(
         self, tasks: list[WriteTask], instant_time: str, data_schema: pa.Schema | None

@@ -21,20 +21,22 @@ from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
 from hudi_core.engine import EngineContext
 from hudi_core.errors import InvalidOptionError, WriteConflictError
+from hudi_core.index.bucket_index import BucketGroups, BucketIndex
 from hudi_core.keygen import KeyGenerator
 from hudi_core.keygen.partition import require_safe_partition_paths
 from hudi_core.model.file_group import FileSlice
 from hudi_core.read.file_system_view import FileSystemView, pending_clustering_file_groups
-from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD
+from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.timeline import ActiveTimeline
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import (
     LogTargets,
     Sizing,
     assign_bulk_inserts,
+    assign_to_buckets,
     assign_upserts,
 )
-from hudi_core.write.bucket_plan import BucketPlan, plan_buckets
+from hudi_core.write.bucket_plan import BucketIndexPlan, BucketPlan, plan_bucket_index, plan_buckets
 from hudi_core.write.handles import CreateTask, MergeTask
 from hudi_core.write.operation import KeyLookup, Replaces, commit_action, policy_for
 
@@ -68,6 +70,17 @@ class BatchCount:
 
     partition_path: str
     file_id: str | None
+    deletes: bool
+    rows: int
+
+
+@dataclass(frozen=True)
+class BucketCount:
+    """Under the bucket index: rows of a batch that share a partition, a bucket number and
+    whether they delete; what a distributed engine collects instead of the rows."""
+
+    partition_path: str
+    bucket: int
     deletes: bool
     rows: int
 
@@ -154,11 +167,17 @@ class WritePlanner:
 
     # ---- which stored keys, which file groups
 
-    def lookup(self, slices: Iterable[FileSlice], touched: set[str]) -> Lookup:
-        """The slices whose stored keys the rows of `touched` partitions are looked up in."""
+    def lookup(
+        self, slices: Iterable[FileSlice], touched: set[str], every_partition: bool = False
+    ) -> Lookup:
+        """The slices whose stored keys the rows of `touched` partitions are looked up in;
+        those of every partition for a global index (`every_partition`: keys are unique in
+        the table, a row may find its key in a partition it does not name)."""
         if self.policy.lookup is KeyLookup.NONE:
             return Lookup(KeyLookup.NONE, [])
-        found = [s for s in slices if s.base_file and s.partition_path in touched]
+        found = [
+            s for s in slices if s.base_file and (every_partition or s.partition_path in touched)
+        ]
         return Lookup(self.policy.lookup, found)
 
     def replaced(self, slices: Iterable[FileSlice], touched: set[str]) -> ReplacedFileGroups | None:
@@ -257,6 +276,58 @@ class WritePlanner:
             self.held_by_clustering,
         )
         return plan.tasks(match_keys=self.matches_keys)
+
+    @functools.cached_property
+    def bucket_index(self) -> BucketIndex | None:
+        """The bucket index, when the table uses it: rows go to their key's bucket, found by
+        file id, with no stored key read."""
+        return BucketIndex.from_options(self.options, self.key_generator.record_key_fields)
+
+    def bucket_groups(self, view: FileSystemView, touched: set[str]) -> BucketGroups:
+        """The bucket file groups rows of `touched` partitions may go to (none for an
+        operation that replaces them)."""
+        assert self.bucket_index is not None
+        if self.policy.replaces is not Replaces.NOTHING:
+            return {}
+        return self.bucket_index.file_groups(view.latest_slices(touched))
+
+    def tasks_for_buckets(self, rows: pa.Table, view: FileSystemView) -> list[WriteTask]:
+        """The write tasks of prepared rows under the bucket index: one per bucket written, no
+        small-file top-ups, no size splits."""
+        assert self.bucket_index is not None
+        if self.operation is WriteOperation.DELETE_PARTITION:
+            return []
+        groups = self.bucket_groups(view, touched_partitions(rows))
+        file_ids = self.bucket_index.locate(
+            rows.column(PARTITION_PATH_FIELD), rows.column(RECORD_KEY_FIELD), groups
+        )
+        by_id = {s.file_id: s for s in groups.values()}
+        updated = set(file_ids.dictionary.to_pylist()) & set(by_id)
+        self.refuse_updates_under_clustering((by_id[f].partition_path, f) for f in updated)
+        plan = assign_to_buckets(
+            rows, file_ids, by_id, self.log_targets(view), self.keeps_every_change
+        )
+        return plan.tasks(match_keys=self.matches_keys)
+
+    def buckets_for_bucket_counts(
+        self, counts: Iterable[BucketCount], view: FileSystemView
+    ) -> BucketIndexPlan:
+        """The bucket index's plan for rows that stay where they are, from their counts per
+        (partition, bucket): what tasks_for_buckets decides for rows in memory. A new bucket
+        that only deletes writes nothing (its keys cannot be stored)."""
+        assert self.bucket_index is not None
+        written: dict[tuple[str, int], tuple[int, int]] = {}
+        for count in counts:
+            pair = (count.partition_path, count.bucket)
+            rows, new_rows = written.get(pair, (0, 0))
+            keeps = not count.deletes or self.keeps_every_change  # see assign_to_buckets
+            written[pair] = (rows + count.rows, new_rows + (count.rows if keeps else 0))
+        groups = self.bucket_groups(view, {partition for partition, _ in written})
+        written = {p: n for p, n in written.items() if p in groups or n[1]}
+        updated = [groups[p] for p in written if p in groups]
+        self.refuse_updates_under_clustering((s.partition_path, s.file_id) for s in updated)
+        logs = self.log_targets(view)
+        return plan_bucket_index(self.bucket_index, written, groups, logs, self.keeps_every_change)
 
     def buckets_for_counts(
         self, counts: Iterable[BatchCount], view: FileSystemView, sizing: Sizing

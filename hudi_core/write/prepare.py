@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_core.config import index_options as I
 from hudi_core.config.option import Options
 from hudi_core.errors import SchemaError
 from hudi_core.keygen import KeyGenerator
@@ -100,13 +101,23 @@ def _refuse_changes(operations: pa.ChunkedArray) -> None:
 
 
 def prepare_deletes(
-    batch: pa.Table, table_schema: pa.Schema | None, key_generator: KeyGenerator
+    batch: pa.Table,
+    table_schema: pa.Schema | None,
+    key_generator: KeyGenerator,
+    keys_are_global: bool = False,
 ) -> pa.Table:
-    """Keys to delete: only the key and partition fields need to be in the batch. Columns of
-    the table it does carry are kept (typed as the table's), for changelog records."""
+    """Keys to delete: only the key and partition fields need to be in the batch (only the
+    key fields under a global index, which finds each key's partition). Columns of the table
+    it does carry are kept (typed as the table's), for changelog records."""
     batch = _without_meta_columns(batch)
-    keys = _keys(batch, key_generator, None, delete_all=True)
+    missing = [f for f in key_generator.partition_path_fields if f not in batch.column_names]
+    if keys_are_global and missing:
+        keys: dict[str, pa.Array | pa.ChunkedArray] = dict(_keys_only(batch, key_generator))
+    else:
+        keys = _keys(batch, key_generator, None, delete_all=True)
     known = [f for f in table_schema or [] if f.name in batch.column_names]
+    if not known:  # a table without columns has no rows: start from the keys
+        return pa.table(keys)
     return _append(
         cast_batch_to_schema(batch.select([f.name for f in known]), pa.schema(known)), keys
     )
@@ -130,6 +141,18 @@ def _keys(
         PARTITION_PATH_FIELD: key_generator.partition_paths(batch),
         DELETE_COLUMN: delete_mask,
         NATURAL_COLUMN: pa.array(np.full(batch.num_rows, delete_all)),
+    }
+
+
+def _keys_only(batch: pa.Table, key_generator: KeyGenerator) -> dict[str, pa.Array]:
+    """Deletes by record key alone: the partition path is left empty, for a global index to
+    find each key's."""
+    every_row = np.full(batch.num_rows, True)
+    return {
+        RECORD_KEY_FIELD: key_generator.record_keys(batch),
+        PARTITION_PATH_FIELD: pa.array(np.full(batch.num_rows, ""), pa.string()),
+        DELETE_COLUMN: pa.array(every_row),
+        NATURAL_COLUMN: pa.array(every_row),
     }
 
 
@@ -163,7 +186,8 @@ class BatchPreparer:
         if self.operation == "DELETE_PARTITION":
             return batch, self.table_schema
         if self.operation == "DELETE":
-            rows = prepare_deletes(batch, self.table_schema, self.key_generator)
+            keys_are_global = self.options.get_option(I.INDEX_TYPE).startswith("GLOBAL_")
+            rows = prepare_deletes(batch, self.table_schema, self.key_generator, keys_are_global)
             schema = self.table_schema
         else:
             prepared = prepare_rows(
@@ -177,8 +201,10 @@ class BatchPreparer:
             rows, schema = prepared.rows, prepared.data_schema
         return (self.precombine(rows) if combine else rows), schema
 
-    def precombine(self, rows: pa.Table) -> pa.Table:
-        """Duplicate keys among prepared rows reduced to one, as `prepare` does with combine.
+    def precombine(self, rows: pa.Table, globally: bool = False) -> pa.Table:
+        """Duplicate keys among prepared rows reduced to one, as `prepare` does with combine;
+        `globally` (a global index, where a key is one record whatever partition its rows
+        name): by record key alone, the winner keeping its partition.
 
         Deletes by operation carry no ordering value, and a batch of changes (with its own
         `_hoodie_operation`) is in the order they happened: there the last row of a key wins.
@@ -186,4 +212,5 @@ class BatchPreparer:
         merger = self.merger
         if self.operation == "DELETE" or OPERATION_FIELD in rows.column_names:
             merger = RecordMerger(merger.payload_class, None)
-        return merger.precombine(rows, [PARTITION_PATH_FIELD, RECORD_KEY_FIELD])
+        keys = [RECORD_KEY_FIELD] if globally else [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
+        return merger.precombine(rows, keys)

@@ -56,7 +56,7 @@ def _bloom_settings(config: TableConfig, options: Options) -> BloomSettings | No
     """Base files carry a bloom filter of their keys when the bloom index or the footer
     option asks for one (and there are stored keys to put in it)."""
     wanted = options.get_option(S.PARQUET_BLOOM_FILTER_ENABLED) or (
-        options.get_option(I.INDEX_TYPE) == "BLOOM"
+        options.get_option(I.INDEX_TYPE) in ("BLOOM", "GLOBAL_BLOOM")
     )
     if not (config.populate_meta_fields and wanted):
         return None

@@ -56,8 +56,10 @@ class WriteTransaction:
         table_name: str,
         lock: TableLock,
         commit_extra: Mapping[str, str] | None = None,
+        conflicts_by_bucket: bool = False,
     ) -> None:
         self.storage = storage
+        self.conflicts_by_bucket = conflicts_by_bucket  # the bucket index (see conflicts)
         self.timeline = timeline  # as the write found it when it started
         self.lock = lock
         self.instant_time = requested.timestamp
@@ -101,7 +103,11 @@ class WriteTransaction:
         with self.lock:
             current = self.timeline.reload()
             check_no_conflicts(
-                self.timeline, current, self.instant_time, touched | _replaced(replaced)
+                self.timeline,
+                current,
+                self.instant_time,
+                touched | _replaced(replaced),
+                self.conflicts_by_bucket,
             )
             Markers(self.storage, self.instant_time).reconcile(
                 {s.path for s in metadata.write_stats()}
@@ -122,6 +128,7 @@ def write_transaction(
     liveness: Liveness,
     lock: TableLock,
     commit_extra: Mapping[str, str] | None = None,
+    conflicts_by_bucket: bool = False,
 ) -> Iterator[WriteTransaction]:
     """A new write instant; the block must complete it, else it is rolled back."""
     with ExitStack() as heartbeat:
@@ -133,7 +140,14 @@ def write_transaction(
             requested = timeline.create_requested(action, instant_time, _requested(action))
         try:
             transaction = WriteTransaction(
-                storage, timeline, requested, operation, table_name, lock, commit_extra
+                storage,
+                timeline,
+                requested,
+                operation,
+                table_name,
+                lock,
+                commit_extra,
+                conflicts_by_bucket,
             )
             yield transaction
             if not transaction.completed:

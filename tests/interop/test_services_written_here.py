@@ -107,17 +107,26 @@ class History:
         assert _data_rows(ours) == self.model.changed_after(begin), f"{step}: incremental"
 
 
-@pytest.fixture(params=["MERGE_ON_READ", "COPY_ON_WRITE"])
+INDEXES = {
+    "simple": {},
+    "bucket": {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"},
+}
+
+
+@pytest.fixture(
+    params=[(t, i) for t in ("MERGE_ON_READ", "COPY_ON_WRITE") for i in INDEXES], ids=str
+)
 def history(request, tmp_path) -> History:
+    table_type, index = request.param
     path = str(tmp_path / "trips")
     table = HudiTable.create(
         path,
         name="trips",
-        table_type=request.param,
+        table_type=table_type,
         record_key_fields=["uuid"],
         partition_fields=["city"],
         precombine_field="ts",
-        options=SERVICE_OPTIONS,
+        options={**SERVICE_OPTIONS, **INDEXES[index]},
     )
     return History(table, path)
 

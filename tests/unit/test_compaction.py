@@ -506,7 +506,7 @@ def log_indexing_writer(monkeypatch):
     def tasks(plan, match_keys=True):
         creates, plan._creates = plan._creates, []
         planned = original_tasks(plan, match_keys)
-        for partition, rows, _ in creates:
+        for partition, rows, _, _ in creates:
             new_slice = FileSlice(partition, new_file_id(0), "", None)
             planned.append(_NewLogOnlyGroup(len(planned), new_slice, rows))
         return planned

@@ -55,7 +55,7 @@ def test_an_unsupported_index_type_is_refused_before_any_instant(tmp_path):
     path, table = create_trips_table(tmp_path, "COPY_ON_WRITE")
     table.write(datagen.trips([1], seed=1, ts=1))
     timeline = table.timeline()
-    for index_type in ("BUCKET", "GLOBAL_BLOOM", "RECORD_INDEX"):
+    for index_type in ("RECORD_INDEX", "HBASE", "INMEMORY"):
         with pytest.raises(InvalidOptionError, match=f"hoodie.index.type='{index_type}'"):
             table.write(datagen.trips([2], seed=2, ts=2), options={"hoodie.index.type": index_type})
     assert table.timeline() == timeline

@@ -250,3 +250,24 @@ def test_a_single_writer_table_refuses_to_plan_a_compaction_while_a_write_runs(
     assert table.compaction.pending() == []
     _assert_rows(table, path, {**rows, **_rows_by_key(batch)}, "the write went on")
     assert table.compaction.schedule({MAX_COMMITS: 1}) is not None  # once the write is done
+
+
+# ---- the bucket index
+
+
+def test_two_writers_making_the_same_new_bucket_conflict(tmp_path, during_write):
+    """Both writers find bucket 0 of a new partition empty and each makes a file group for
+    it, with different file ids: the later commit fails (a bucket holds one file group), as
+    Apache Hudi's bucket-index conflict strategy decides; a different bucket would not."""
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "1"}
+    path, table, rows = _create(tmp_path, "MERGE_ON_READ", {**OCC, **bucket})
+    new_city = ["lisbon"]
+    first, second = (datagen.trips([100 + k], k, ts=5, cities=new_city) for k in (1, 2))
+    inner = []
+    during_write("written", lambda: inner.append(_run(_start(table), first)))
+    with pytest.raises(WriteConflictError, match=CONFLICT) as raised:
+        _run(_start(table), second)
+    loser = CONFLICT.search(str(raised.value)).group(1)
+    assert _rolled_back(table, loser)
+    assert len({f.split("_")[0] for f in data_files(path) if f.startswith("lisbon/")}) == 1
+    _assert_rows(table, path, {**rows, **_rows_by_key(first)}, "the first bucket write")

@@ -314,3 +314,12 @@ def test_bulk_insert_without_sorting_keeps_input_order_within_a_partition(tmp_pa
     (stat,) = _stats(_commit_metadata(table, instant))
     written = pq.read_table(Path(table.storage.base_path) / stat["path"])
     assert written["uuid"].to_pylist() == keys
+
+
+def test_a_delete_before_any_write_commits_and_deletes_nothing(tmp_path):
+    table = _table(tmp_path)
+    instant = table.write(pa.table({"uuid": ["key-000001"], "city": ["x"]}), operation="delete")
+    assert instant is not None and table.read().num_rows == 0
+    table.write(datagen.trips([1, 2], seed=1, ts=1))
+    table.write(pa.table({"uuid": ["key-000001"], "city": [datagen.CITIES[1]]}), "delete")
+    assert table.read(columns=["uuid"])["uuid"].to_pylist() == ["key-000002"]

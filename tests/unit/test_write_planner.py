@@ -45,6 +45,15 @@ def test_upserts_and_deletes_tag_rows_against_the_base_files_of_touched_partitio
         assert planner.action == DELTA_COMMIT
 
 
+def test_a_global_lookup_looks_in_every_partition(table):
+    planner, view = _planner(table, "upsert", {"hoodie.index.type": "GLOBAL_SIMPLE"})
+    lookup = planner.lookup(view.latest_slices(), {SF}, every_partition=True)
+    assert lookup.tags
+    assert {s.partition_path for s in lookup.slices} == set(datagen.CITIES)
+    insert, view = _planner(table, "insert")
+    assert insert.lookup(view.latest_slices(), {SF}, every_partition=True).slices == []
+
+
 def test_inserts_look_keys_up_only_to_drop_duplicates(table):
     planner, view = _planner(table, "insert")
     assert planner.lookup(view.latest_slices(), {SF}).kind is KeyLookup.NONE

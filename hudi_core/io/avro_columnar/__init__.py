@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from hudi_core.errors import CorruptFileError
 from hudi_core.io.avro_columnar.decoder import decode_fields
-from hudi_core.io.avro_columnar.encoder import encode_rows, join_rows
+from hudi_core.io.avro_columnar.encoder import Span, encode_rows, join_rows
 from hudi_core.io.avro_columnar.gather import Source
 from hudi_core.io.avro_columnar.schema import compile_schema
 from hudi_core.schema.evolution import cast_batch_to_schema
@@ -39,13 +39,15 @@ DECODE_CHUNK_ROWS = 1 << 14
 
 
 def encode_datums(
-    table: pa.Table | pa.RecordBatch, avro_schema: AvroSchema
+    table: pa.Table | pa.RecordBatch, avro_schema: AvroSchema, length_prefixed: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """The schemaless Avro binary datum of every row of `table`.
 
     Returns (data: uint8 array of all datums back to back, offsets: int64 array of n+1
     positions, row i being data[offsets[i]:offsets[i+1]]). `table`'s columns must match the
     record's fields by name and cast to their types (missing nullable ones are written null).
+    With `length_prefixed` each datum comes after its length as a big-endian int32 (as Hudi
+    frames the records of a data block), the prefix counted in the row's bytes.
     """
     root, arrow_schema = compile_schema(avro_schema)
     conformed = cast_batch_to_schema(table, arrow_schema).combine_chunks()
@@ -54,12 +56,23 @@ def encode_datums(
         for column in conformed.columns
     ]
     rows = conformed.num_rows
-    pieces = [
-        join_rows(encode_rows(root, [column.slice(first, count) for column in columns]), count)
-        for first in range(0, max(rows, 1), ENCODE_CHUNK_ROWS)
-        for count in [min(ENCODE_CHUNK_ROWS, rows - first)]
-    ]
+    pieces = []
+    for first in range(0, max(rows, 1), ENCODE_CHUNK_ROWS):
+        count = min(ENCODE_CHUNK_ROWS, rows - first)
+        spans = encode_rows(root, [column.slice(first, count) for column in columns])
+        if length_prefixed:
+            spans = [_length_span(spans, count), *spans]
+        pieces.append(join_rows(spans, count))
     return pieces[0] if len(pieces) == 1 else _concat(pieces)
+
+
+def _length_span(spans: list[Span], rows: int) -> Span:
+    """Each row's length over all `spans`, as a big-endian int32."""
+    lengths = np.zeros(rows, np.int64)
+    for span in spans:
+        lengths += np.diff(span.offsets)
+    prefixes = np.ascontiguousarray(lengths.astype(">i4")).view(np.uint8)
+    return Span(prefixes, np.arange(rows + 1, dtype=np.int64) * 4)
 
 
 def decode_datums(

@@ -8,6 +8,7 @@ resolves them: a name is defined where it first appears and may be referenced af
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +117,18 @@ LEAVES = (Boolean, Integer, Floating, Binary, Fixed, Enum, Decimal)
 
 def compile_schema(avro_schema: dict[str, Any] | str) -> tuple[Record, pa.Schema]:
     """The root record node of an Avro record schema, and the Arrow schema it decodes to."""
+    if isinstance(avro_schema, str):  # every block and task of a write has the same one
+        return _compile_text(avro_schema)
+    return _compile(avro_schema)
+
+
+@functools.lru_cache(maxsize=32)
+def _compile_text(avro_schema: str) -> tuple[Record, pa.Schema]:
+    """Compiled once per schema text: nodes and Arrow schemas are immutable."""
+    return _compile(avro_schema)
+
+
+def _compile(avro_schema: dict[str, Any] | str) -> tuple[Record, pa.Schema]:
     record = parse_avro_schema(avro_schema)
     arrow_schema = avro_to_arrow(record)
     root = _Compiler().node(record, pa.struct(list(arrow_schema)), "")
