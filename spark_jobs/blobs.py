@@ -4,13 +4,14 @@ Each row that crosses between the JVM and a Python worker costs a conversion (Sp
 UnsafeRow <-> Arrow), and for hudi_core's work (prepare, pre-combine, index, route) that
 conversion costs more than the work itself. So after the input's one crossing, rows travel
 as blobs: one Spark row holds a `slot` (what the shuffle hashes), a `kind`, and an Arrow IPC
-stream of many data rows, plus `counts` (rows per partition path, file id and delete flag)
-the driver sums without reading the data.
+stream of many data rows, plus `counts` (rows per partition path, file id or bucket, and
+delete flag) the driver sums without reading the data.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,12 +31,14 @@ from hudi_core.distributed import (
 ROWS = 0  # a blob of data rows
 KEYS = 1  # a blob of the record keys stored in one file slice (its index in `part`)
 FILE_ID = "__hudi_file_id"  # the file group a row's key lives in (null: a new key)
+BUCKET = "__hudi_bucket"  # the bucket index: the bucket a row's key hashes to
 MAX_BLOB_BYTES = 32 << 20  # far below Arrow's and Spark's 2 GB limits on one binary value
 
 COUNT_TYPE = pa.struct(
     [
         ("partition", pa.string()),
         ("file_id", pa.string()),
+        ("bucket", pa.int32()),
         ("is_delete", pa.bool_()),
         ("rows", pa.int64()),
     ]
@@ -102,20 +105,20 @@ def batches_of(
 
 
 def row_counts(rows: pa.Table) -> list[dict]:
-    """Rows per (partition path, file id, delete flag), as blob counts."""
-    file_ids = (
-        rows.column(FILE_ID)
-        if FILE_ID in rows.column_names
-        else pa.nulls(rows.num_rows, pa.string())
-    )
+    """Rows per (partition path, file id, bucket, delete flag), as blob counts."""
+
+    def column(name: str, type_: pa.DataType) -> pa.ChunkedArray | pa.Array:
+        return rows.column(name) if name in rows.column_names else pa.nulls(rows.num_rows, type_)
+
     keys = pa.table(
         {
             "partition": rows.column(PARTITION_PATH_FIELD),
-            "file_id": file_ids,
+            "file_id": column(FILE_ID, pa.string()),
+            "bucket": column(BUCKET, pa.int32()),
             "is_delete": rows.column(DELETE_COLUMN),
         }
     )
-    grouped = keys.group_by(["partition", "file_id", "is_delete"], use_threads=False)
+    grouped = keys.group_by(["partition", "file_id", "bucket", "is_delete"], use_threads=False)
     counted = grouped.aggregate([([], "count_all")]).rename_columns({"count_all": "rows"})
     return counted.select(COUNT_TYPE.names).to_pylist()
 
@@ -137,10 +140,11 @@ def split_by(rows: pa.Table, targets: np.ndarray) -> Iterator[tuple[int, pa.Tabl
         yield int(ordered[start]), rows.slice(start, end - start)
 
 
-def summed_counts(blobs: DataFrame) -> list[tuple[str, str | None, bool, int]]:
-    """The counts of every blob of rows, summed: (partition path, file id, is delete, rows)."""
+def summed_counts(blobs: DataFrame, by: str = "file_id") -> list[tuple[Any, ...]]:
+    """The counts of every blob of rows, summed: (partition path, file id, is delete, rows),
+    or with `by`="bucket" (partition path, bucket, is delete, rows)."""
     exploded = blobs.where(F.col("kind") == ROWS).select(F.explode("counts").alias("c"))
-    summed = exploded.groupBy("c.partition", "c.file_id", "c.is_delete").agg(
+    summed = exploded.groupBy("c.partition", f"c.{by}", "c.is_delete").agg(
         F.sum("c.rows").alias("rows")
     )
     return [tuple(row) for row in summed.collect()]

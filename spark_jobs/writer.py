@@ -4,12 +4,33 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 
 1. executors prepare the input's batches (validate, key, flag deletes) with hudi_core's
    preparer and pack them into Arrow blobs by the hash of their record key (spark_jobs.blobs);
-2. a shuffle brings every key's rows, and the keys stored in the touched partitions' base
-   files (read on executors), into one task: there duplicates are pre-combined and each row
-   tagged with the file group holding its key (Apache Hudi's simple index, whatever
-   hoodie.index.type says);
-3. the driver collects counts only (rows per file group, new rows per partition) and plans
-   buckets with hudi_core (small files, new file groups sized by the record size estimate);
+2. a shuffle brings every key's rows, and the copies of that key stored in the touched
+   partitions' base files (every partition's, under a global index; read on executors),
+   into one task: there duplicates are pre-combined and each row tagged with the file group
+   holding its key. Which base files have their keys read is hoodie.index.type's choice:
+   - SIMPLE: every base file of the touched partitions, one task per file;
+   - BLOOM: only the files whose footer says they may hold an incoming key. Executors read
+     the candidates' min/max keys (one task per file), every row's key goes to the files of
+     its partition whose range holds it, and a task per file checks those keys against the
+     footer's bloom filter (hudi_core's BloomIndex), reads the file's keys only if one may be
+     there, and passes on the stored keys that match an incoming one;
+   - BUCKET: no stored key at all, and no step 2: executors compute each row's bucket (Apache
+     Hudi's hash of its key) and the driver collects rows per (partition, bucket); a key's
+     rows all land in its bucket, whose write task pre-combines them (an insert that drops
+     stored keys still joins them here first, as hudi_core does);
+   - GLOBAL_SIMPLE, GLOBAL_BLOOM: as SIMPLE and BLOOM, over the base files of every
+     partition (a key is one record in the table; blobs go by the hash of the key alone, so
+     a key's rows meet its stored copies whatever partitions they name). The task
+     pre-combines a key's rows by key alone, finds the file groups holding it (hudi_core's
+     match_keys_globally) and spells out what each row does with hudi_core's GlobalTagger: a
+     delete goes to the key's file group whatever partition it names; a row naming another
+     partition either updates the key where it is stored (update.partition.path=false, or a
+     late event the stored record wins over), or moves it: a delete row for the old file
+     group and an untagged insert of the merged record. The stored records such decisions
+     need (base merged with log) are read there, on the executor, only for those rows;
+3. the driver collects counts only (rows per file group or bucket, new rows per partition)
+   and plans buckets with hudi_core (small files, new file groups sized by the record size
+   estimate; under the bucket index, each bucket's file group, existing or new);
 4. executors route every row to its bucket, a shuffle puts each bucket in one Spark
    partition, and hudi_core's write task writes it there;
 5. the driver collects the write stats and completes the instant.
@@ -19,20 +40,23 @@ so a shuffle moves a few large values (see spark_jobs.blobs for why).
 
 Bulk inserts take Spark's own sort instead: rows are range-partitioned by partition path and
 key (or left where they are with hoodie.bulkinsert.sort.mode=NONE) and every Spark
-partition writes new file groups of its rows.
+partition writes new file groups of its rows; into a bucket-indexed table they go by bucket
+as upserts do.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import StorageLevel, TaskContext
+from pyspark import Accumulator, StorageLevel, TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
@@ -46,19 +70,28 @@ from hudi_core.distributed import (
     RECORD_KEY_FIELD,
     BatchCount,
     BatchPreparer,
+    BloomIndex,
+    BucketCount,
+    BucketIndex,
     BucketPlan,
     CreateTask,
-    FileSlice,
+    FileSystemView,
+    GlobalBloomIndex,
+    GlobalIndex,
+    GlobalTagger,
     IndexContext,
     Lookup,
+    StoredRecordReader,
     WriteClient,
     WriteJob,
     WriteSettings,
     WriteStat,
     ensure_partition_metadata,
     match_keys,
+    match_keys_globally,
     new_file_id,
     running_attempt,
+    without_located,
 )
 from spark_jobs import blobs
 from spark_jobs.blobs import FILE_ID
@@ -67,7 +100,19 @@ from spark_jobs.sources import ArrowFiles
 from spark_jobs.task_errors import TaskErrors
 
 STATS_SCHEMA = "stat string"
+RANGES_SCHEMA = "file long, low string, high string"
 FLUSH_BYTES = 64 << 20  # prepared rows a task packs into blobs at a time
+MAX_FILE_TASKS = 64  # tasks that read base files for the index (one per file up to this)
+
+
+@dataclass(frozen=True)
+class IndexReads:
+    """What a write's key lookup read: the base files whose keys it could have had to read
+    (the lookup's candidates), and those whose stored keys it did read (counted where they
+    are read, on the executors)."""
+
+    candidates: int = 0
+    stored_keys: int = 0
 
 
 class SparkWriter:
@@ -77,6 +122,7 @@ class SparkWriter:
         self.spark = spark
         self.table = table
         self.engine = SparkEngine(spark)
+        self.index_reads = IndexReads()  # the last write's
 
     def write(
         self,
@@ -91,17 +137,20 @@ class SparkWriter:
         merged = {**self.table.options, **(options or {})}
         client = WriteClient(self.table.storage, self.table.config, self.engine)
         self.errors = TaskErrors(self.spark)  # this write's: none outlives it
+        self.keys_read = self.spark.sparkContext.accumulator(0)  # base files, see IndexReads
+        self.index_reads = IndexReads()
         with _Cache(self.spark, self.errors) as cache:
             job = client.start(operation, merged)
             operation = job.operation
-            if operation in (
-                WriteOperation.DELETE_PARTITION,
-                WriteOperation.BULK_INSERT,
-            ) and isinstance(df, ArrowFiles):
+            # Into a bucket-indexed table a bulk insert goes by bucket too, as in hudi_core.
+            sorts = operation is WriteOperation.BULK_INSERT and job.planner.bucket_index is None
+            if (operation is WriteOperation.DELETE_PARTITION or sorts) and isinstance(
+                df, ArrowFiles
+            ):
                 df = df.to_dataframe(self.spark)
             if operation is WriteOperation.DELETE_PARTITION:
                 return self._delete_partitions(job, df, extra_metadata)
-            if operation is WriteOperation.BULK_INSERT:
+            if sorts:
                 return self._bulk_insert(job, df, cache, extra_metadata)
             return self._routed_write(job, df, cache, extra_metadata)
 
@@ -118,25 +167,32 @@ class SparkWriter:
             arrow_schema, files, df = _arrow_schema(self.spark, source), None, source
         rows_schema, data_schema = _prepared_schema(job, arrow_schema)
         shuffle = _shuffle_values(self.spark, self._shuffle_partitions(job, df))
-        preparer = _PrepareBlobs(job.preparer, rows_schema, shuffle, files)
+        planner = job.planner
+        by_bucket = planner.bucket_index is not None
+        preparer = _PrepareBlobs(job.preparer, rows_schema, shuffle, files, planner.bucket_index)
         split = df.mapInArrow(self.errors.guard(preparer), blobs.SPARK_SCHEMA)
         # Counting prepares every row before an instant exists, as hudi_core does, so a bad
         # batch (null keys, say) fails with nothing to roll back.
-        split, counts = cache.counted(split)
-        planner = job.planner
-        if not counts and planner.skips_empty_batch:
+        counts: list[BatchCount] = []
+        bucket_counts: list[BucketCount] = []
+        if by_bucket:
+            split, bucket_counts = cache.bucket_counted(split)
+        else:
+            split, counts = cache.counted(split)
+        if not (counts or bucket_counts) and planner.skips_empty_batch:
             return None
         data_schema = _required(data_schema)
         with job.transaction() as transaction:
             view = transaction.view
-            touched = {count.partition_path for count in counts}
+            touched = {c.partition_path for c in counts} | {c.partition_path for c in bucket_counts}
             replaced = planner.replaced(view.latest_slices(), touched)
-            lookup = planner.lookup(view.latest_slices(), touched)
-            tagged = split
-            if planner.combine or lookup.slices:
-                combined = self._combined_and_tagged(job, split, lookup, rows_schema, shuffle)
-                tagged, counts = cache.counted(combined)
-            plan = planner.buckets_for_counts(counts, view, job.sizing)
+            every_partition = isinstance(job.index, GlobalIndex)
+            lookup = planner.lookup(view.latest_slices(), touched, every_partition)
+            routed = _Routed(job, split, counts, bucket_counts, lookup, rows_schema, shuffle)
+            if by_bucket:
+                tagged, plan, combine = self._by_bucket(routed, view, cache)
+            else:
+                tagged, plan, combine = self._by_key(routed, view, cache)
             settings = job.settings(transaction.instant_time, data_schema)
             for partition in sorted({b.partition_path for b in plan.buckets}):
                 ensure_partition_metadata(job.storage, partition, transaction.instant_time)
@@ -144,26 +200,52 @@ class SparkWriter:
             stats = []
             if plan.buckets:
                 match = planner.matches_keys
-                stats = self._write_buckets(tagged, plan, settings, match, rows_schema)
+                stats = self._write_buckets(tagged, plan, settings, match, rows_schema, combine)
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
 
-    def _combined_and_tagged(
-        self,
-        job: WriteJob,
-        split: DataFrame,
-        lookup: Lookup,
-        rows_schema: pa.Schema,
-        shuffle: np.ndarray,
-    ) -> DataFrame:
+    def _by_key(
+        self, routed: _Routed, view: FileSystemView, cache: _Cache
+    ) -> tuple[DataFrame, BucketPlan, BatchPreparer | None]:
+        """SIMPLE, BLOOM and the global indexes: rows tagged by their keys' stored copies
+        (under a global index, with the moves of keys between partitions spelled out), then
+        bucketed (small files, new file groups) from the counts of the tagged rows."""
+        job, counts, tagged = routed.job, routed.counts, routed.split
+        if job.planner.combine or routed.lookup.slices:
+            tagged, counts = cache.counted(self._combined_and_tagged(routed))
+            self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
+        return tagged, job.planner.buckets_for_counts(counts, view, job.sizing), None
+
+    def _by_bucket(
+        self, routed: _Routed, view: FileSystemView, cache: _Cache
+    ) -> tuple[DataFrame, BucketPlan, BatchPreparer | None]:
+        """BUCKET: no stored key read; each (partition, bucket) the rows reach is a bucket of
+        the plan, and its write task pre-combines its rows (a key's rows share its bucket).
+        An insert that drops stored keys joins them first, as hudi_core's does."""
+        job, counts, tagged = routed.job, routed.bucket_counts, routed.split
+        combine = job.preparer if job.planner.combine else None
+        if routed.lookup.drops_stored and routed.lookup.slices:
+            tagged, counts = cache.bucket_counted(self._combined_and_tagged(routed))
+            self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
+            combine = None
+        return tagged, job.planner.buckets_for_bucket_counts(counts, view), combine
+
+    def _combined_and_tagged(self, routed: _Routed) -> DataFrame:
         """Blobs of the rows pre-combined (when the operation does) and looked up as the
         planner says: each key slot's rows meet the keys stored for that slot in one task."""
+        job, split, lookup, shuffle = routed.job, routed.split, routed.lookup, routed.shuffle
         keyed = split
         if lookup.slices:
-            keyed = split.unionByName(self._stored_keys(job, lookup.slices, shuffle))
-        reducer = _CombineAndTag(job.preparer, job.planner.combine, lookup, rows_schema)
-        reducer = self.errors.guard(reducer)
-        return keyed.repartition(len(shuffle), "slot").mapInArrow(reducer, blobs.SPARK_SCHEMA)
+            keyed = split.unionByName(self._stored_keys(routed))
+        globally = None
+        if isinstance(job.index, GlobalIndex):
+            reader = job.stored_record_reader() if lookup.tags and lookup.slices else None
+            globally = _GlobalTagging(job.index.update_partition_path, reader)
+        reducer = _CombineAndTag(
+            job.preparer, job.planner.combine, lookup, routed.rows_schema, globally
+        )
+        guarded = self.errors.guard(reducer)
+        return keyed.repartition(len(shuffle), "slot").mapInArrow(guarded, blobs.SPARK_SCHEMA)
 
     def _shuffle_partitions(self, job: WriteJob, df: DataFrame) -> int:
         """The operation's hoodie.*.shuffle.parallelism, else the input's partitions (at
@@ -173,17 +255,58 @@ class SparkWriter:
             return configured
         return max(df.rdd.getNumPartitions(), self.engine.parallelism)
 
-    def _stored_keys(
-        self, job: WriteJob, candidates: list[FileSlice], shuffle: np.ndarray
-    ) -> DataFrame:
-        """Blobs of the keys stored in `candidates`, by key slot; read on executors, one
-        slice per task (no engine of their own needed there)."""
+    def _stored_keys(self, routed: _Routed) -> DataFrame:
+        """Blobs of the stored keys the rows must meet, by key slot (part: the slice's index
+        among the lookup's): of every candidate, or of those the bloom index keeps (under a
+        global index, the candidates are those of every partition)."""
+        job, candidates = routed.job, routed.lookup.slices
         context = IndexContext(
             job.storage, None, candidates, job.key_generator, job.config.populate_meta_fields
         )
-        ids = self.spark.range(len(candidates), numPartitions=max(1, min(len(candidates), 64)))
-        stored_keys = self.errors.guard(_StoredKeyBlobs(context, shuffle))
+        if isinstance(job.index, BloomIndex):
+            return self._probed_keys(routed, context, job.index)
+        if isinstance(job.index, GlobalBloomIndex):
+            bloom = BloomIndex(prune_by_ranges=job.index.prune_by_ranges)
+            return self._probed_keys(routed, context, bloom, every_partition=True)
+        ids = self.spark.range(len(candidates), numPartitions=_file_tasks(len(candidates)))
+        stored_keys = self.errors.guard(_StoredKeyBlobs(context, routed.shuffle, self.keys_read))
         return ids.mapInArrow(stored_keys, blobs.SPARK_SCHEMA)
+
+    def _probed_keys(
+        self,
+        routed: _Routed,
+        context: IndexContext,
+        bloom: BloomIndex,
+        every_partition: bool = False,
+    ) -> DataFrame:
+        """BLOOM: the stored keys of the candidates whose footer may hold an incoming key
+        (and that match one); the keys of the other candidates are never read. GLOBAL_BLOOM
+        (`every_partition`): a key may be in a candidate of any partition."""
+        ranges = self._key_ranges(context, bloom) if bloom.prune_by_ranges else None
+        tasks = _file_tasks(len(context.slices))
+        by_file = _shuffle_values(self.spark, tasks)
+        partitions = [s.partition_path for s in context.slices]
+        probes = _KeyProbes(partitions, ranges, by_file, every_partition)
+        sent = routed.split.mapInArrow(self.errors.guard(probes), blobs.SPARK_SCHEMA)
+        checker = _ProbedKeyBlobs(context, bloom, routed.shuffle, self.keys_read)
+        return sent.repartition(tasks, "slot").mapInArrow(
+            self.errors.guard(checker), blobs.SPARK_SCHEMA
+        )
+
+    def _key_ranges(
+        self, context: IndexContext, bloom: BloomIndex
+    ) -> list[tuple[str | None, str | None]]:
+        """The min and max record key in each candidate's footer (None: not recorded), read
+        on executors, one file per task."""
+        count = len(context.slices)
+        ids = self.spark.range(count, numPartitions=_file_tasks(count))
+        found = self.errors.collect(
+            ids.mapInArrow(self.errors.guard(_KeyRanges(context, bloom)), RANGES_SCHEMA)
+        )
+        ranges: list[tuple[str | None, str | None]] = [(None, None)] * count
+        for row in found:
+            ranges[row.file] = (row.low, row.high)
+        return ranges
 
     def _write_buckets(
         self,
@@ -192,13 +315,14 @@ class SparkWriter:
         settings: WriteSettings,
         match_keys: bool,
         rows_schema: pa.Schema,
+        combine: BatchPreparer | None = None,
     ) -> list[WriteStat]:
         count = len(plan.buckets)
         shuffle = _shuffle_values(self.spark, count)
         routed = tagged.mapInArrow(
             self.errors.guard(_RouteBlobs(plan, shuffle)), blobs.SPARK_SCHEMA
         )
-        runner = self.errors.guard(_RunBuckets(plan, settings, match_keys, rows_schema))
+        runner = self.errors.guard(_RunBuckets(plan, settings, match_keys, rows_schema, combine))
         stats = routed.repartition(count, "slot").mapInArrow(runner, STATS_SCHEMA)
         return [WriteStat.from_json(json.loads(row.stat)) for row in self.errors.collect(stats)]
 
@@ -274,18 +398,24 @@ class _PrepareBlobs:
         schema: pa.Schema,
         shuffle: np.ndarray,
         files: ArrowFiles | None = None,
+        bucket_index: BucketIndex | None = None,
     ) -> None:
         self.preparer = preparer
         self.schema = schema  # of the prepared rows
         self.shuffle = shuffle  # the shuffle value of each key slot
         self.files = files
+        self.bucket_index = bucket_index  # if any, rows are counted by bucket
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tables = self.files.tables(batches) if self.files else map(pa.table, batches)
         pending, size = [], 0
         for table in tables:
             rows, _ = self.preparer.prepare(table, combine=False)
-            pending.append(rows.cast(self.schema))
+            rows = rows.cast(self.schema)
+            if self.bucket_index is not None:
+                buckets = self.bucket_index.bucket_ids(rows.column(RECORD_KEY_FIELD))
+                rows = rows.append_column(blobs.BUCKET, pa.array(buckets, pa.int32()))
+            pending.append(rows)
             size += rows.nbytes
             if size >= FLUSH_BYTES:
                 yield from self._packed(pending)
@@ -302,31 +432,178 @@ class _PrepareBlobs:
 class _StoredKeyBlobs:
     """The keys stored in some slices' base files, packed by key slot (part: the slice)."""
 
-    def __init__(self, context: IndexContext, shuffle: np.ndarray) -> None:
+    def __init__(self, context: IndexContext, shuffle: np.ndarray, reads: Accumulator[int]) -> None:
         self.context = context
         self.shuffle = shuffle
+        self.reads = reads  # base files whose keys were read
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 keys = self.context.stored_keys(self.context.slices[index])
-                stored = pa.table({RECORD_KEY_FIELD: keys.cast(pa.string())})
-                for slot, part in blobs.by_key_slot(stored, len(self.shuffle)):
-                    yield from blobs.batches_of(part, int(self.shuffle[slot]), blobs.KEYS, index)
+                self.reads.add(1)
+                yield from _keys_by_slot(keys, index, self.shuffle)
+
+
+class _KeyRanges:
+    """BLOOM: the min and max record key recorded in some slices' base file footers."""
+
+    def __init__(self, context: IndexContext, bloom: BloomIndex) -> None:
+        self.context = context
+        self.bloom = bloom
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            indices = batch.column(0).to_pylist()
+            ranges = [self.bloom.key_range(self.context, self.context.slices[i]) for i in indices]
+            yield pa.RecordBatch.from_pydict(
+                {
+                    "file": pa.array(indices, pa.int64()),
+                    "low": pa.array([low for low, _ in ranges], pa.string()),
+                    "high": pa.array([high for _, high in ranges], pa.string()),
+                }
+            )
+
+
+class _KeyProbes:
+    """BLOOM: the distinct incoming keys of this task's rows, sent to each candidate file of
+    their partition (of any partition, `every_partition`: GLOBAL_BLOOM) whose key range holds
+    them (every candidate, for files without a range, or when ranges are not pruned by):
+    KEYS blobs shuffled by file (part: the file)."""
+
+    def __init__(
+        self,
+        partitions: list[str],
+        ranges: list[tuple[str | None, str | None]] | None,
+        by_file: np.ndarray,
+        every_partition: bool = False,
+    ) -> None:
+        self.files_of: dict[str, list[int]] = {}
+        for index, partition in enumerate(partitions):
+            self.files_of.setdefault(partition, []).append(index)
+        self.ranges = ranges
+        self.by_file = by_file  # the shuffle value of the task checking each file
+        self.every_partition = every_partition
+        self.files = len(partitions)
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        columns = [RECORD_KEY_FIELD]
+        if not self.every_partition:
+            columns.insert(0, PARTITION_PATH_FIELD)
+        keys: list[pa.Table] = []
+        for batch in batches:
+            for _, rows in blobs.decode(pa.table(batch)):
+                keys.append(rows.select(columns).group_by(columns, use_threads=False).aggregate([]))
+        if not keys:
+            return
+        pairs = pa.concat_tables(keys)
+        pairs = pairs.group_by(columns, use_threads=False).aggregate([])
+        for distinct, files in self._groups(pairs):
+            ordered = pc.take(distinct, pc.sort_indices(distinct))
+            searchable = ordered.to_numpy() if self.ranges is not None else None
+            for index in files:
+                probe = self._in_range(ordered, searchable, index)
+                if len(probe):
+                    slot = int(self.by_file[index % len(self.by_file)])
+                    part = pa.table({RECORD_KEY_FIELD: probe})
+                    yield from blobs.batches_of(part, slot, blobs.KEYS, index)
+
+    def _groups(self, pairs: pa.Table) -> Iterator[tuple[pa.ChunkedArray, list[int]]]:
+        """Distinct incoming keys, and the candidate files that may hold them."""
+        keys = pairs.column(RECORD_KEY_FIELD)
+        if self.every_partition:
+            yield keys, list(range(self.files))
+            return
+        paths = pairs.column(PARTITION_PATH_FIELD)
+        for partition in pc.unique(paths).to_pylist():
+            files = self.files_of.get(partition)
+            if files:
+                yield keys.filter(pc.equal(paths, partition)), files
+
+    def _in_range(
+        self, ordered: pa.ChunkedArray, searchable: np.ndarray | None, index: int
+    ) -> pa.ChunkedArray:
+        """The sorted keys `ordered` within the file's key range, by binary search in
+        `searchable` (the same keys as Python strings: they compare by code point, as Arrow's
+        and the footer's do by UTF-8 bytes)."""
+        low, high = self.ranges[index] if self.ranges is not None else (None, None)
+        if low is None or high is None or searchable is None:
+            return ordered
+        start = int(np.searchsorted(searchable, low, side="left"))
+        stop = int(np.searchsorted(searchable, high, side="right"))
+        return ordered.slice(start, max(0, stop - start))
+
+
+class _ProbedKeyBlobs:
+    """BLOOM: per candidate file, the incoming keys its range may hold checked against its
+    footer (hudi_core's BloomIndex); only when one may be there are its keys read, and those
+    matching an incoming key packed by key slot (part: the file)."""
+
+    def __init__(
+        self, context: IndexContext, bloom: BloomIndex, shuffle: np.ndarray, reads: Accumulator[int]
+    ) -> None:
+        self.context = context
+        self.bloom = bloom
+        self.shuffle = shuffle  # the shuffle value of each key slot
+        self.reads = reads  # base files whose keys were read
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = _all_rows(batches)
+        if received is None:
+            return
+        probes: dict[int, list[pa.Array]] = {}
+        for index, keys in blobs.decode(received, blobs.KEYS):
+            probes.setdefault(index, []).extend(keys.column(0).chunks)
+        for index, chunks in sorted(probes.items()):
+            file_slice = self.context.slices[index]
+            keys = pc.unique(pa.chunked_array(chunks, pa.string()).combine_chunks())
+            if not self.bloom.may_hold_any(self.context, file_slice, keys):
+                continue
+            stored = self.context.stored_keys(file_slice).cast(pa.string())
+            self.reads.add(1)
+            matched = stored.filter(pc.is_in(stored, value_set=keys))
+            yield from _keys_by_slot(matched, index, self.shuffle)
+
+
+def _keys_by_slot(
+    keys: pa.ChunkedArray, index: int, shuffle: np.ndarray
+) -> Iterator[pa.RecordBatch]:
+    """Stored keys of the lookup's slice `index`, as KEYS blobs by key slot."""
+    stored = pa.table({RECORD_KEY_FIELD: keys.cast(pa.string())})
+    for slot, part in blobs.by_key_slot(stored, len(shuffle)):
+        yield from blobs.batches_of(part, int(shuffle[slot]), blobs.KEYS, index)
+
+
+@dataclass(frozen=True)
+class _GlobalTagging:
+    """A global index's tagging, as hudi_core's local write does it: whether a key arriving
+    in another partition moves there, and what reads stored records (base merged with log)
+    where deciding a move needs them (None: nothing is tagged)."""
+
+    update_partition_path: bool
+    reader: StoredRecordReader | None
 
 
 class _CombineAndTag:
     """All rows of some keys, with the stored copies of those keys: pre-combines them and
     looks them up as the planner's `lookup` says (tags each with the file group holding its
-    key, or drops the rows whose key is stored)."""
+    key, or drops the rows whose key is stored). Under a global index (`globally`) the rows
+    are pre-combined by key alone, their keys looked up in the stored keys of every partition
+    and the moves of keys between partitions spelled out (hudi_core's GlobalTagger)."""
 
     def __init__(
-        self, preparer: BatchPreparer, combine: bool, lookup: Lookup, schema: pa.Schema
+        self,
+        preparer: BatchPreparer,
+        combine: bool,
+        lookup: Lookup,
+        schema: pa.Schema,
+        globally: _GlobalTagging | None = None,
     ) -> None:
         self.preparer = preparer
         self.combine = combine
         self.lookup = lookup
         self.schema = schema
+        self.globally = globally
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         received = _all_rows(batches)
@@ -337,20 +614,61 @@ class _CombineAndTag:
             return
         if self.combine:
             rows = self.preparer.precombine(rows)
-        file_ids = pa.nulls(rows.num_rows, pa.string())
-        if self.lookup.slices:
-            file_ids = match_keys(rows, self.lookup.slices, self._stored(received))
-        if self.lookup.drops_stored:
-            rows = rows.filter(pc.is_null(file_ids))
-        if not self.lookup.tags:
+            if self.globally is not None and rows.num_rows > 1:
+                rows = self.preparer.precombine(rows, globally=True)
+        if self.globally is not None:
+            rows, file_ids = self._tagged_globally(rows, received, self.globally)
+        else:
             file_ids = pa.nulls(rows.num_rows, pa.string())
+            if self.lookup.slices:
+                file_ids = match_keys(rows, self.lookup.slices, self._stored(received))
+            if self.lookup.drops_stored:
+                rows = rows.filter(pc.is_null(file_ids))
+            if not self.lookup.tags:
+                file_ids = pa.nulls(rows.num_rows, pa.string())
         yield from blobs.batches_of(rows.append_column(FILE_ID, file_ids), -1, counted=True)
+
+    def _tagged_globally(
+        self, rows: pa.Table, received: pa.Table, globally: _GlobalTagging
+    ) -> tuple[pa.Table, pa.Array]:
+        """As hudi_core's WriteJob._globally_looked_up, over the stored keys of the slices
+        (of any partition) that this task's keys may be in."""
+        untagged = pa.nulls(rows.num_rows, pa.string())
+        if not self.lookup.slices:
+            return rows, untagged
+        stored = self._stored_by_slice(received)
+        indices = sorted(stored)  # in the lookup's order: the first match is hudi_core's
+        slices = [self.lookup.slices[i] for i in indices]
+        keys = rows.column(RECORD_KEY_FIELD).combine_chunks()
+        located = match_keys_globally(keys, pc.unique(keys), slices, [stored[i] for i in indices])
+        if self.lookup.drops_stored:
+            kept = without_located(rows, located)
+            return kept, pa.nulls(kept.num_rows, pa.string())
+        if not self.lookup.tags or globally.reader is None:
+            return rows, untagged
+        read_stored = functools.partial(_read_each, globally.reader)
+        tagger = GlobalTagger(
+            globally.update_partition_path, self.preparer.merger, slices, read_stored
+        )
+        return tagger.tag(rows, located)
+
+    def _stored_by_slice(self, received: pa.Table) -> dict[int, pa.ChunkedArray]:
+        """The stored keys this task received, by the slice (its index in the lookup)."""
+        parts: dict[int, list[pa.Array]] = {}
+        for index, keys in blobs.decode(received, blobs.KEYS):
+            parts.setdefault(index, []).extend(keys.column(0).chunks)
+        return {i: pa.chunked_array(chunks, pa.string()) for i, chunks in parts.items()}
 
     def _stored(self, received: pa.Table) -> list[pa.ChunkedArray]:
         parts: list[list[pa.Array]] = [[] for _ in self.lookup.slices]
         for index, keys in blobs.decode(received, blobs.KEYS):
             parts[index].extend(keys.column(0).chunks)
         return [pa.chunked_array(chunks, pa.string()) for chunks in parts]
+
+
+def _read_each(reader: StoredRecordReader, lookups: list[Any]) -> list[pa.Table]:
+    """The stored records of some slices, read in this task (an executor's)."""
+    return [reader(lookup) for lookup in lookups]
 
 
 class _RouteBlobs:
@@ -377,12 +695,18 @@ class _RunBuckets:
     """Writes the buckets whose rows this Spark partition holds; yields their write stats."""
 
     def __init__(
-        self, plan: BucketPlan, settings: WriteSettings, match_keys: bool, schema: pa.Schema
+        self,
+        plan: BucketPlan,
+        settings: WriteSettings,
+        match_keys: bool,
+        schema: pa.Schema,
+        combine: BatchPreparer | None = None,
     ) -> None:
         self.plan = plan
         self.settings = settings
         self.match_keys = match_keys
         self.schema = schema  # of the prepared rows
+        self.combine = combine  # pre-combines a bucket's rows (all rows of its keys)
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         received = _all_rows(batches)
@@ -395,6 +719,8 @@ class _RunBuckets:
         with running_attempt(current_attempt()):
             for bucket_id, parts in sorted(by_bucket.items()):
                 rows = _as_prepared(pa.concat_tables(parts), self.schema)
+                if self.combine is not None:
+                    rows = self.combine.precombine(rows)
                 task = self.plan.task(bucket_id, rows, self.match_keys)
                 stats += task.run(self.settings)
         yield _stats_batch(stats)
@@ -476,11 +802,20 @@ class _Cache:
 
     def counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BatchCount]]:
         """`blob_rows` cached, and their counts (computing them fills the cache)."""
+        cached, counts = self._counted(blob_rows, "file_id")
+        return cached, [BatchCount(*count) for count in counts]
+
+    def bucket_counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BucketCount]]:
+        """`blob_rows` cached, and their counts by bucket (bucket index)."""
+        cached, counts = self._counted(blob_rows, "bucket")
+        return cached, [BucketCount(p, int(b), d, n) for p, b, d, n in counts]
+
+    def _counted(self, blob_rows: DataFrame, by: str) -> tuple[DataFrame, list[tuple[Any, ...]]]:
         with self._uncompressed():
             cached = self._persist(blob_rows)
-            counts = blobs.summed_counts(cached)
+            counts = blobs.summed_counts(cached, by)
             self.errors.check()
-            return cached, [BatchCount(*count) for count in counts]
+            return cached, counts
 
     def partitions_of(self, rows: DataFrame) -> tuple[DataFrame, set[str]]:
         """`rows` cached, and the partition paths they hold."""
@@ -502,6 +837,26 @@ class _Cache:
             yield
         finally:
             self.spark.conf.set(self._COMPRESSED, before)
+
+
+@dataclass(frozen=True)
+class _Routed:
+    """What the steps of a routed write share: the prepared rows' blobs (by key slot) and
+    their counts (by file group, or by bucket under the bucket index), the key lookup the
+    planner asks for, the prepared rows' schema and the shuffle value of each key slot."""
+
+    job: WriteJob
+    split: DataFrame
+    counts: list[BatchCount]
+    bucket_counts: list[BucketCount]
+    lookup: Lookup
+    rows_schema: pa.Schema
+    shuffle: np.ndarray
+
+
+def _file_tasks(files: int) -> int:
+    """Tasks reading `files` base files for the index: one per file, up to MAX_FILE_TASKS."""
+    return max(1, min(files, MAX_FILE_TASKS))
 
 
 def _arrow_schema(spark: SparkSession, df: DataFrame) -> pa.Schema:
