@@ -46,11 +46,13 @@ STALE_IN_DOCS = [
     "The default lock (in-process) guards one process only",  # Airflow: database + OCC
     "every check runs before an instant is created",  # option checks may come later
     "`s3a://` fails",  # s3a:// is S3 (hudi_core.filesystems)
+    "always tags with its own `SIMPLE`",  # the Spark writer honours hoodie.index.type
 ]
 STALE_PHRASES = {
     SPARK_JOBS_README: [
         "Not built yet",
         "runs its tasks on local threads meanwhile",
+        "whatever `hoodie.index.type` says",  # the Spark writer honours every index type
     ],
 }
 
