@@ -21,6 +21,7 @@ from hudi_core.index.bucket_index import bucket_table_properties
 from hudi_core.inspect import TableInspector
 from hudi_core.keygen import key_generator_for
 from hudi_core.lock import TableLock, table_lock
+from hudi_core.merge.ordering_groups import OrderingGroups
 from hudi_core.merge.record_merger import merging_payload_class
 from hudi_core.read.filters import Filter
 from hudi_core.read.reader import TableReader, normalize_instant, read_request
@@ -280,7 +281,10 @@ def _table_properties(
     if partition_fields:
         props[T.PARTITION_FIELDS.key] = ",".join(partition_fields)
     if precombine_field:
-        props[T.PRECOMBINE_FIELD.key] = precombine_field
+        # Apache Hudi's readers take hoodie.table.precombine.field for one field name (hudi-rs
+        # refuses a table whose field has a comma): ordering groups get a key of their own.
+        grouped = OrderingGroups.parse(precombine_field) is not None
+        props[(T.ORDERING_GROUPS if grouped else T.PRECOMBINE_FIELD).key] = precombine_field
     for option in _TABLE_LEVEL_OPTIONS:
         if options.is_set(option):
             props[option.key] = options[option.key]

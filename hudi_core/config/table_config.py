@@ -174,7 +174,9 @@ class TableConfig:
 
     @property
     def precombine_field(self) -> str | None:
-        return self.options.get_option(T.PRECOMBINE_FIELD) or None
+        """The ordering field, or the ordering groups of a multi-stream table."""
+        groups = self.options.get_option(T.ORDERING_GROUPS)
+        return groups or self.options.get_option(T.PRECOMBINE_FIELD) or None
 
     @property
     def populate_meta_fields(self) -> bool:

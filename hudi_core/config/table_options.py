@@ -37,6 +37,13 @@ PRECOMBINE_FIELD = ConfigOption(
     None,
     "Ordering field: of two records with the same key, the one with the larger value wins.",
 )
+ORDERING_GROUPS = ConfigOption(
+    "hoodie.table.ordering.groups",
+    None,
+    "Ordering groups of a multi-stream table (_ts1:name,price;_ts2:age: each group's columns "
+    "ordered by its own field), given as the precombine field. Kept apart from "
+    "hoodie.table.precombine.field, which Apache Hudi's readers take for one field name.",
+)
 KEY_GENERATOR_CLASS = ConfigOption(
     "hoodie.table.keygenerator.class",
     None,

@@ -8,7 +8,10 @@ snapshot read, compaction). Apache Hudi names the policies by payload class, and
 - DefaultHoodieRecordPayload: event-time ordering, the larger ordering (precombine) value
   wins, ties to the later write, so late data never overwrites newer data.
 - PartialUpdateAvroPayload: event-time ordering field by field: each column keeps the newest
-  non-null value, so an incoming null keeps the stored value.
+  non-null value, so an incoming null keeps the stored value. With ordering groups
+  (`_ts1:name,price;_ts2:age`, see merge.ordering_groups) each group's columns are ordered by
+  the group's own field, and a delete removes the whole row in write order (see
+  _reduce_grouped).
 - EmptyHoodieRecordPayload: a delete.
 
 Versions are rows of one table: SEQ_COLUMN orders them by arrival, DELETE_COLUMN marks deletes,
@@ -33,6 +36,7 @@ from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
 from hudi_core.errors import InvalidOptionError, PrecombineFieldError
+from hudi_core.merge.ordering_groups import OrderingGroups
 
 PAYLOAD_PACKAGE = "org.apache.hudi.common.model."
 OVERWRITE_WITH_LATEST = PAYLOAD_PACKAGE + "OverwriteWithLatestAvroPayload"
@@ -100,12 +104,25 @@ class RecordMerger:
                 f"payload class {self.payload_class} is not supported; use one of "
                 + ", ".join(_MODES)
             )
+        if self.groups is not None and self.mode is not MergeMode.PARTIAL:
+            raise InvalidOptionError(
+                f"ordering groups ({self.ordering_field}) merge column by column: they need "
+                f"payload class {PARTIAL_UPDATE}, not {self.payload_class}"
+            )
 
     @property
     def mode(self) -> MergeMode:
         return _MODES[self.payload_class]
 
+    @functools.cached_property
+    def groups(self) -> OrderingGroups | None:
+        """The ordering groups the ordering field declares; None for a single field."""
+        return OrderingGroups.parse(self.ordering_field)
+
     def require_ordering_field(self, schema: pa.Schema) -> None:
+        if self.groups is not None:
+            self.groups.require_batch_fits(schema)
+            return
         if self.ordering_field and self.ordering_field not in schema.names:
             raise PrecombineFieldError(
                 f"precombine field '{self.ordering_field}' is missing from the batch; "
@@ -154,6 +171,8 @@ class RecordMerger:
 
     def _reduce(self, versions: pa.Table, key_columns: list[str], mode: MergeMode) -> pa.Table:
         """The surviving version of each key, in key order."""
+        if self.groups is not None and mode is MergeMode.PARTIAL:
+            return _reduce_grouped(versions, key_columns, self.groups)
         if mode is not MergeMode.COMMIT_TIME:
             versions = _after_last_reset(versions, key_columns)
         sort_keys: list[tuple[str, ...]] = [(c, "ascending") for c in key_columns]
@@ -255,6 +274,97 @@ def _newest_non_null(ordered: pa.Table, last: np.ndarray, key_columns: list[str]
         pick = np.maximum.reduceat(np.where(usable, positions, -1), starts)
         columns.append(column.take(pa.array(pick, mask=pick < 0)))
     return pa.Table.from_arrays(columns, schema=ordered.schema)
+
+
+def _reduce_grouped(versions: pa.Table, key_columns: list[str], groups: OrderingGroups) -> pa.Table:
+    """The state of each key after its versions, by ordering groups, in key order.
+
+    Every delete removes the whole row as it stands when the delete is written: the versions
+    written before it (by SEQ_COLUMN) no longer count. Among the versions after it that carry
+    a group (a non-null value in any of its columns: a stream's batch is widened with nulls
+    for the other groups), the one with the largest ordering value gives all the group's
+    columns (a null ordering value lowest, ties to the later write): the per-group maximum,
+    whatever order the versions came in. Columns no group owns (the key, the partition, meta
+    columns) take their newest non-null value in write order. Both rules give the same state
+    whether versions are merged all at once or a compacted state first, so compaction never
+    changes a row. A key whose last version is a delete stays a delete.
+    """
+    versions = _after_last_delete(versions, key_columns)
+    n = versions.num_rows
+    if n == 0:
+        return versions
+    keys = [(c, "ascending") for c in key_columns]
+    by_write = pc.sort_indices(versions, sort_keys=[*keys, (SEQ_COLUMN, "ascending")])
+    runs = _last_of_runs(versions.select(key_columns).take(by_write), key_columns)
+    ends = np.flatnonzero(runs)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    deleted = versions.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+    owner = groups.owner()
+    by_write_order = by_write.to_numpy()
+    winners: dict[str, pa.Array] = {}  # group field -> each key's winning version, if any
+    for group in groups.groups:
+        if group.field not in versions.column_names:
+            continue
+        sort_keys = [*keys, (group.field, "ascending", "at_start"), (SEQ_COLUMN, "ascending")]
+        order = pc.sort_indices(versions, sort_keys=sort_keys).to_numpy()
+        carries = np.zeros(n, bool)
+        for column in (c for c in group.columns if c in versions.column_names):
+            carries |= pc.is_valid(versions.column(column)).to_numpy(zero_copy_only=False)
+        winners[group.field] = _last_usable(order, (~deleted & carries)[order], starts)
+    newest = by_write_order[ends]
+    # A key whose versions start with a delete replaces what is stored before them: its state
+    # carries NATURAL_COLUMN, as a delete by operation does (and is written after a delete).
+    resets = deleted | _natural_flags(versions)
+    starts_with_reset = np.maximum.reduceat(resets[by_write_order], starts)
+    columns = []
+    for name in versions.column_names:
+        column = versions.column(name)
+        if name == NATURAL_COLUMN:
+            columns.append(pa.array(starts_with_reset))
+            continue
+        if name in (DELETE_COLUMN, SEQ_COLUMN, *key_columns):
+            columns.append(column.take(pa.array(newest)))  # they describe the newest version
+            continue
+        owned = owner.get(name)
+        if owned is not None and owned.field in winners:
+            columns.append(column.take(winners[owned.field]))
+        elif owned is not None:  # the group's ordering field is not in these versions
+            columns.append(column.take(pa.array(newest)))
+        else:
+            usable = ~deleted & pc.is_valid(column).to_numpy(zero_copy_only=False)
+            columns.append(
+                column.take(_last_usable(by_write_order, usable[by_write_order], starts))
+            )
+    return pa.Table.from_arrays(columns, schema=versions.schema)
+
+
+def _last_usable(order: np.ndarray, usable: np.ndarray, starts: np.ndarray) -> pa.Array:
+    """Per run of `order` (runs begin at `starts`), the row of its last usable position; null
+    for a run with none."""
+    pick = np.maximum.reduceat(np.where(usable, np.arange(len(order)), -1), starts)
+    return pa.array(np.where(pick >= 0, order[np.maximum(pick, 0)], 0), mask=pick < 0)
+
+
+def _natural_flags(versions: pa.Table) -> np.ndarray:
+    if NATURAL_COLUMN not in versions.column_names:
+        return np.zeros(versions.num_rows, bool)
+    flags: np.ndarray = pc.fill_null(versions.column(NATURAL_COLUMN), False).to_numpy(
+        zero_copy_only=False
+    )
+    return flags
+
+
+def _after_last_delete(versions: pa.Table, key_columns: list[str]) -> pa.Table:
+    """Drops the versions of each key written before its last delete or reset (which stays)."""
+    deleted = versions.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
+    deleted = deleted | _natural_flags(versions)
+    if not deleted.any():
+        return versions
+    codes = group_codes(versions, key_columns)
+    seq = versions.column(SEQ_COLUMN).to_numpy()
+    last_delete = np.full(codes.max() + 1, np.iinfo(np.int64).min)
+    np.maximum.at(last_delete, codes[deleted], seq[deleted])
+    return versions.filter(pa.array(seq >= last_delete[codes]))
 
 
 def _all_distinct(values: pa.ChunkedArray) -> bool:

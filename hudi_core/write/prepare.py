@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from hudi_core.config import index_options as I
 from hudi_core.config.option import Options
+from hudi_core.config.schema_options import SET_NULL_FOR_MISSING_COLUMNS
 from hudi_core.errors import SchemaError
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import (
@@ -79,12 +80,34 @@ def prepare_rows(
     if operations is not None:
         removed = removes(operations)
         deleted = removed if deleted is None else pc.or_(deleted, removed)
+    if merger.groups is not None:
+        # Each stream carries its own group's columns: the others are widened with nulls,
+        # which the partial-update merge never lets overwrite a stored value.
+        options = Options(options, {SET_NULL_FOR_MISSING_COLUMNS.key: True})
+        _require_partition_values(batch, key_generator)
     keys = _keys(batch, key_generator, deleted)
     data_schema = deduce_writer_schema(table_schema, batch.schema, options)
     rows = _append(cast_batch_to_schema(batch, data_schema), keys)
     if operations is not None:
         rows = rows.append_column(OPERATION_FIELD, operations)
     return PreparedBatch(rows, data_schema)
+
+
+def _require_partition_values(batch: pa.Table, key_generator: KeyGenerator) -> None:
+    """Streams stitch into one row only where they name the same partition: a stream whose
+    rows lack a partition field would put them in the default partition, where no other
+    stream's columns ever meet them."""
+    for field in key_generator.partition_path_fields:
+        name = field.split(":")[0]  # CustomKeyGenerator's field:TYPE
+        missing = name not in batch.column_names
+        nulls = 0 if missing else batch.column(name).null_count
+        if missing or nulls:
+            what = "lacks it" if missing else f"has {nulls} rows without a value"
+            raise SchemaError(
+                f"partition field '{name}': the batch {what}. With ordering groups every "
+                "stream must carry the table's partition fields, so that its columns land in "
+                "the partition the other streams' columns of the row are in"
+            )
 
 
 def _refuse_changes(operations: pa.ChunkedArray) -> None:
