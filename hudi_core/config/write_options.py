@@ -2,6 +2,22 @@
 
 from hudi_core.choices import TableType, WriteOperation
 from hudi_core.config.option import ConfigOption, parse_bool
+from hudi_core.errors import InvalidOptionError
+from hudi_core.model.file_names import LOG_SUFFIX_CHARS, is_log_suffix
+
+
+def _parse_log_suffix(raw: str) -> str:
+    """A writer's log suffix: letters, digits and '-' only ('_', '.' and '/' would break the
+    log file names Apache Hudi and hudi-rs parse)."""
+    suffix = raw.strip()
+    if not suffix:
+        raise InvalidOptionError(
+            f"a log suffix is one or more of {LOG_SUFFIX_CHARS}; leave the option unset for none"
+        )
+    if not is_log_suffix(suffix):
+        raise InvalidOptionError(f"a log suffix may hold only {LOG_SUFFIX_CHARS}")
+    return suffix
+
 
 OPERATION = ConfigOption(
     "hoodie.datasource.write.operation",
@@ -182,4 +198,12 @@ COMMIT_METADATA_KEY_PREFIX = ConfigOption(
     "_",
     "Write options whose keys start with this prefix are copied, key and value, into the "
     "commit's extraMetadata (compactions too); an empty prefix copies none.",
+)
+LOG_SUFFIX = ConfigOption(
+    "hoodie.write.log.suffix",
+    "",
+    "Text this writer ends its log file names with "
+    "(`.<fileId>_<baseTs>.log.<n>_<token>-<suffix>`), so that several writers' log files tell "
+    "apart; letters, digits and '-' only. Empty: none.",
+    parse=_parse_log_suffix,
 )

@@ -85,6 +85,9 @@ class WriteSettings:
     key_generator: KeyGenerator  # recomputes stored keys when meta fields are not populated
     changelog: bool = False  # files keep `_hoodie_operation` (I, -U, U, D)
     log_block_format: str = "avro"  # data blocks of merge-on-read logs: avro or parquet
+    # hoodie.write.log.suffix: ends the names of this writer's log files (stage_id derives
+    # from it, see file_names.log_suffix_stage_id); None: no suffix
+    log_suffix: str | None = None
 
     def token(self, task_id: int) -> str:
         """A retried task (another attempt) writes files of other names."""

@@ -12,6 +12,7 @@ from hudi_core.config.table_config import TableConfig
 from hudi_core.io.base_file import ParquetSettings
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import RecordMerger
+from hudi_core.model.file_names import log_suffix_stage_id
 from hudi_core.schema.meta_fields import add_meta_fields
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.storage import Storage
@@ -30,11 +31,12 @@ def write_settings(
     record_size: int,
 ) -> WriteSettings:
     changelog = config.changelog
+    suffix = log_suffix(options)
     file_schema = add_meta_fields(data_schema, nullable=True, with_operation_field=changelog)
     return WriteSettings(
         storage=storage,
         instant_time=instant_time,
-        stage_id=0,
+        stage_id=log_suffix_stage_id(suffix),
         file_schema=file_schema,
         writer_schema=writer_schema(file_schema),
         footer_avro_schema=arrow_to_avro_json(
@@ -49,7 +51,15 @@ def write_settings(
         key_generator=key_generator,
         changelog=changelog,
         log_block_format=options.get_option(W.LOG_DATA_BLOCK_FORMAT),
+        log_suffix=suffix,
     )
+
+
+def log_suffix(options: Options) -> str | None:
+    """The writer's log suffix (hoodie.write.log.suffix), None without one; raises
+    InvalidOptionError for a value that cannot end a log file's name. Cheap and pure: a
+    write may call it before its instant exists, so that a bad value leaves nothing behind."""
+    return options.get_option(W.LOG_SUFFIX) or None
 
 
 def _bloom_settings(config: TableConfig, options: Options) -> BloomSettings | None:
