@@ -133,6 +133,13 @@ class Storage:
         finally:
             os.unlink(temp)
 
+    def move(self, source: str, target: str) -> None:
+        """Moves a file to a name that is not taken (a rename locally and on HDFS; a copy and a
+        delete on object stores, which have no rename)."""
+        if self.exists(target):
+            raise FileExistsError(f"{target} already exists")
+        self.fs.move(self.full_path(source), self.full_path(target))
+
     def delete(self, relative: str) -> bool:
         """Deletes a file; returns False if it was already gone."""
         if self.is_object_store and not self.exists(relative):

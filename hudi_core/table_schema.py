@@ -15,16 +15,24 @@ from hudi_core.schema.to_arrow import table_schema_from_commit
 from hudi_core.timeline import ActiveTimeline
 
 
-def latest_table_schema(
-    timeline: ActiveTimeline, config: TableConfig, as_of: str | None = None
-) -> pa.Schema | None:
-    """Data schema (no meta columns) as of `as_of` (default: now); None for a new table."""
+def committed_schema(timeline: ActiveTimeline, as_of: str | None = None) -> pa.Schema | None:
+    """The data schema of the newest completed write (as of `as_of`) that records one."""
     for instant in reversed(timeline.completed_writes()):
         if as_of is not None and instant.timestamp > as_of:
             continue
         schema = CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).schema
         if schema:
             return table_schema_from_commit(schema)
+    return None
+
+
+def latest_table_schema(
+    timeline: ActiveTimeline, config: TableConfig, as_of: str | None = None
+) -> pa.Schema | None:
+    """Data schema (no meta columns) as of `as_of` (default: now); None for a new table."""
+    committed = committed_schema(timeline, as_of)
+    if committed is not None:
+        return committed
     if config.create_schema:
         return table_schema_from_commit(config.create_schema)
     return None

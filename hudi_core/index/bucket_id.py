@@ -40,6 +40,12 @@ def bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
 
 
+def fixed_bucket_file_id(bucket: int) -> str:
+    """The one file id a bucket's file group has under non-blocking concurrency control, as
+    Apache Hudi names it there: writers that create a bucket at once create the same group."""
+    return f"{bucket:08d}-0000-0000-0000-000000000000-0"
+
+
 def bucket_of_file_id(file_id: str) -> int | None:
     """The bucket a file id names (its first 8 characters), None if it names none."""
     prefix = file_id[:8]

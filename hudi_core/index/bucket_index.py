@@ -5,6 +5,10 @@ of its hash-field values (index.bucket_id), and a bucket's file group is found b
 which starts with the bucket number. So a write reads no stored keys: it lists the file groups
 of the partitions it touches and sends every row to its bucket's file group, making the file
 group on the bucket's first write.
+
+Under non-blocking concurrency control a bucket's file group has one fixed file id, and its
+first write appends a log file rather than creating a base file: two writers creating a bucket
+at once then write to the same file group (Apache Hudi's answer, too).
 """
 
 from __future__ import annotations
@@ -18,9 +22,15 @@ import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import single_chunk
 from hudi_core.config import index_options as I
+from hudi_core.config import lock_options as L
 from hudi_core.config.option import Options
 from hudi_core.errors import InvalidOptionError, UnsupportedTableFeatureError
-from hudi_core.index.bucket_id import bucket_file_id, bucket_ids, bucket_of_file_id
+from hudi_core.index.bucket_id import (
+    bucket_file_id,
+    bucket_ids,
+    bucket_of_file_id,
+    fixed_bucket_file_id,
+)
 from hudi_core.model.file_group import FileSlice
 
 BucketGroups = dict[tuple[str, int], FileSlice]  # (partition, bucket) -> its file group's slice
@@ -30,6 +40,7 @@ BucketGroups = dict[tuple[str, int], FileSlice]  # (partition, bucket) -> its fi
 class BucketIndex:
     buckets: int
     hash_fields: tuple[str, ...]
+    fixed_file_ids: bool = False  # non-blocking concurrency: see the module's doc
 
     @classmethod
     def from_options(cls, options: Options, record_key_fields: Sequence[str]) -> BucketIndex | None:
@@ -50,7 +61,12 @@ class BucketIndex:
                 f"{I.BUCKET_HASH_FIELD.key}={given}: {', '.join(outside)} is not a record key "
                 f"field ({', '.join(record_key_fields)}); the hash fields must be among them"
             )
-        return cls(buckets, fields)
+        fixed = options.get_option(L.CONCURRENCY_MODE) == "NON_BLOCKING_CONCURRENCY_CONTROL"
+        return cls(buckets, fields, fixed)
+
+    def new_file_id(self, bucket: int) -> str:
+        """The file id of a bucket's new file group."""
+        return fixed_bucket_file_id(bucket) if self.fixed_file_ids else bucket_file_id(bucket)
 
     def bucket_ids(self, record_keys: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return bucket_ids(record_keys, self.hash_fields, self.buckets)
@@ -101,7 +117,7 @@ class BucketIndex:
         for code in pairs.tolist():
             partition, bucket = names[code // self.buckets], code % self.buckets
             found = groups.get((partition, bucket))
-            file_ids.append(found.file_id if found is not None else bucket_file_id(bucket))
+            file_ids.append(found.file_id if found is not None else self.new_file_id(bucket))
         return pa.DictionaryArray.from_arrays(
             pa.array(row_pair.astype(np.int32)), pa.array(file_ids, pa.string())
         )

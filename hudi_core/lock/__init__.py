@@ -43,6 +43,7 @@ __all__ = [
     "LockTiming",
     "TableLock",
     "failed_writes_policy",
+    "non_blocking_concurrency",
     "optimistic_concurrency",
     "table_lock",
 ]
@@ -50,7 +51,12 @@ __all__ = [
 
 def optimistic_concurrency(options: Options) -> bool:
     """Whether several writers may work on the table at once."""
-    return options.get_option(L.CONCURRENCY_MODE) == "OPTIMISTIC_CONCURRENCY_CONTROL"
+    return options.get_option(L.CONCURRENCY_MODE) != "SINGLE_WRITER"
+
+
+def non_blocking_concurrency(options: Options) -> bool:
+    """Whether writers that only append logs go on without conflicting (see lock.conflicts)."""
+    return options.get_option(L.CONCURRENCY_MODE) == "NON_BLOCKING_CONCURRENCY_CONTROL"
 
 
 def failed_writes_policy(options: Options) -> str:

@@ -15,9 +15,17 @@ from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.compaction_plan import read_plan
 from hudi_core.read.file_system_view import clustering_file_groups
 from hudi_core.timeline import ActiveTimeline, Instant
-from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT, WRITE_ACTIONS
+from hudi_core.timeline.instant import (
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    WRITE_ACTIONS,
+)
 
 FileGroupId = tuple[str, str]  # (partition path, file id)
+# On a merge-on-read table a commit is a compaction's.
+_APPENDS_AND_COMPACTIONS = (DELTA_COMMIT, COMMIT, COMPACTION)
 
 
 def check_no_conflicts(
@@ -26,16 +34,22 @@ def check_no_conflicts(
     instant_time: str,
     touched: set[FileGroupId],
     by_bucket: bool = False,
+    non_blocking: bool = False,
 ) -> None:
     """Raises WriteConflictError if an instant newer than `started_from` touched any of
     `touched`, the file groups the write at `instant_time` changed. `by_bucket` (the bucket
     index): file groups of one bucket conflict even with different file ids, as two writers
-    that both made a bucket's first file group would leave two in it."""
+    that both made a bucket's first file group would leave two in it. `non_blocking`
+    (non-blocking concurrency control, whose writes only append logs): other appends and
+    compactions are no conflict, the commit places its logs after theirs (write.log_placement);
+    replacements (clustering, overwrites) still are."""
     if not touched:
         return
     same = _bucket_of if by_bucket else _itself
     mine = {same(group): group for group in touched}
     for other in _candidates(started_from, current, instant_time):
+        if non_blocking and other.action in _APPENDS_AND_COMPACTIONS:
+            continue
         theirs = {same(group) for group in file_groups_of(current, other)}
         overlap = {mine[key] for key in mine.keys() & theirs}
         if overlap:

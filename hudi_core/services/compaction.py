@@ -46,6 +46,7 @@ from hudi_core.read.file_system_view import FileSystemView, pending_clustering_f
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.meta_fields import FILE_NAME_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+from hudi_core.schema.to_arrow import table_schema_from_commit
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.compaction_strategy import Candidate, select
 from hudi_core.services.compaction_trigger import compaction_due
@@ -56,11 +57,12 @@ from hudi_core.services.table_service import TableService
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant, State
-from hudi_core.timeline.instant import COMMIT, COMPACTION
+from hudi_core.timeline.instant import COMMIT, COMPACTION, WRITE_ACTIONS
 from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
-from hudi_core.write.markers import Markers
+from hudi_core.write.markers import Markers, files_of_pending_writes
 from hudi_core.write.settings import write_settings
+from hudi_core.write.transaction import with_concurrent_columns
 
 COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
 _LOG = logging.getLogger(__name__)
@@ -123,9 +125,18 @@ class Compactor(TableService):
         view = FileSystemView(self.storage, timeline)
         taken = set(view.pending_compactions) | pending_clustering_file_groups(timeline)
         max_file_size = opts.get_option(S.PARQUET_MAX_FILE_SIZE)
+        # Log files of writes in flight stay out of the plan: such a write moves its files
+        # onto the slice the plan starts when it commits (see write.log_placement).
+        in_flight = files_of_pending_writes(
+            self.storage, (i.timestamp for i in timeline.pending(WRITE_ACTIONS))
+        )
+        slices = [
+            s.with_log_files([f for f in s.log_files if f.path not in in_flight])
+            for s in view.latest_slices()
+        ]
         candidates = [
             Candidate(s, max_file_size)
-            for s in view.latest_slices()
+            for s in slices
             if s.log_files and (s.partition_path, s.file_id) not in taken
         ]
         chosen = select(candidates, opts)
@@ -190,11 +201,22 @@ class Compactor(TableService):
             written = {s.path for s in metadata.write_stats()}
             Markers(self.storage, instant_time).reconcile(written)
             with self._lock(opts):
+                self._keep_concurrent_columns(metadata, timeline)
                 timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
         except BaseException as failure:
             _roll_back_attempt(failure, timeline, instant_time)
             raise
         Markers(self.storage, instant_time).delete_all()
+
+    def _keep_concurrent_columns(self, metadata: CommitMetadata, timeline: ActiveTimeline) -> None:
+        """Columns writes added while the compaction ran stay in the schema it records."""
+        if not metadata.schema:
+            return
+        schema = table_schema_from_commit(metadata.schema)
+        widened = with_concurrent_columns(schema, timeline, timeline.reload())
+        if widened is not schema:
+            schema_json = arrow_to_avro_json(widened, self.config.name, False)
+            metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema_json
 
     def _require_merge_on_read(self) -> None:
         if not self.config.is_merge_on_read:

@@ -62,6 +62,11 @@ class AppendTask:
     def file_id(self) -> str:
         return self.file_slice.file_id
 
+    def base_instant_time(self, settings: WriteSettings) -> str:
+        """The slice's base instant; a file group's first log file (see
+        bucket_assigner.new_log_only_slice) starts a slice at the write's own instant."""
+        return self.file_slice.base_instant_time or settings.instant_time
+
     def run(self, settings: WriteSettings) -> list[WriteStat]:
         started = time.monotonic()
         blocks, upserts, deletes = self._blocks(settings)
@@ -73,7 +78,7 @@ class AppendTask:
             file_id=self.file_id,
             partition_path=self.partition_path,
             path=path,
-            prev_commit=self.file_slice.base_instant_time,
+            prev_commit=self.base_instant_time(settings),
             num_writes=upserts,
             num_update_writes=upserts,
             num_deletes=deletes,
@@ -99,9 +104,10 @@ class AppendTask:
         while True:
             name = log_file_name(
                 self.file_id,
-                self.file_slice.base_instant_time,
+                self.base_instant_time(settings),
                 version,
                 settings.token(self.task_id),
+                settings.log_suffix,
             )
             path = f"{self.partition_path}/{name}" if self.partition_path else name
             markers.create(path, "APPEND")
@@ -127,11 +133,14 @@ class AppendTask:
             deletes = self.rows.filter(pa.array(deleting & last_changes(self.rows)))
         else:
             deletes = self.rows.filter(pa.array(deleting)) if deleted else self.rows.slice(0, 0)
+            resets = self._delete_blocks(_resets_of(self.rows, deleting), settings)
             shared = self.shared.block_of(self, settings) if self.shared is not None else None
             if shared is not None:
-                blocks = [shared] if upserted else []
+                blocks = [*resets, shared] if upserted else []
                 return blocks + self._delete_blocks(deletes, settings), upserted, deleted
             records = self._records(_upserts_of(self.rows), settings, UPDATE_OPERATION)
+            blocks = [*resets, self._data_block(records, settings)] if records.num_rows else []
+            return blocks + self._delete_blocks(deletes, settings), upserted, deleted
         blocks = [self._data_block(records, settings)] if records.num_rows else []
         blocks += self._delete_blocks(deletes, settings)
         return blocks, upserted, deleted
@@ -288,6 +297,15 @@ class SharedRecords:
                 finally:
                     shard.lock.release()
                 return
+
+
+def _resets_of(rows: pa.Table, deleting: np.ndarray) -> pa.Table:
+    """Upserts that replace the stored row rather than merge into it (a key deleted and written
+    again in one batch under ordering groups, see record_merger._reduce_grouped): a delete
+    goes before them in the log."""
+    natural = rows.column(NATURAL_COLUMN).to_numpy(zero_copy_only=False)
+    resetting = natural & ~deleting
+    return rows.filter(pa.array(resetting)) if resetting.any() else rows.slice(0, 0)
 
 
 def _upserts_of(rows: pa.Table) -> pa.Table:

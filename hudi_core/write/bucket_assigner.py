@@ -154,10 +154,12 @@ def assign_to_buckets(
     groups: Mapping[str, FileSlice],
     logs: LogTargets | None,
     every_change: bool,
+    new_groups_log_only: bool = False,
 ) -> TaskPlan:
     """The bucket index: each row goes to the file group `file_ids` names, an existing one in
     `groups` (by file id: a merge, or on merge-on-read a log append, inserts included) or a
-    bucket's new one (deletes of keys the table cannot hold are dropped there)."""
+    bucket's new one (deletes of keys the table cannot hold are dropped there), which starts
+    with a log file when `new_groups_log_only` (non-blocking concurrency control)."""
     plan = TaskPlan(logs, every_change)
     codes = file_ids.indices.to_numpy(zero_copy_only=False)
     if len(file_ids.dictionary) <= np.iinfo(np.uint16).max:
@@ -177,9 +179,17 @@ def assign_to_buckets(
             continue
         if not every_change:
             group = group.filter(pc.invert(group.column(DELETE_COLUMN)))
-        if group.num_rows:
+        if group.num_rows and new_groups_log_only:
+            plan.update(new_log_only_slice(_partition_of(group), file_id), group)
+        elif group.num_rows:
             plan.create(_partition_of(group), group, file_id=file_id)
     return plan
+
+
+def new_log_only_slice(partition: str, file_id: str) -> FileSlice:
+    """The first slice of a file group that starts with a log file: its base instant is the
+    write's own (an empty one here; the append task names it, see AppendTask)."""
+    return FileSlice(partition, file_id, "", None)
 
 
 def assign_bulk_inserts(

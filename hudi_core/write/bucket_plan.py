@@ -25,7 +25,6 @@ import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import row_indices_by_value, single_chunk
 from hudi_core.errors import InternalError
-from hudi_core.index.bucket_id import bucket_file_id
 from hudi_core.index.bucket_index import BucketGroups, BucketIndex
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
@@ -33,7 +32,7 @@ from hudi_core.model.file_group import FileSlice
 from hudi_core.model.file_names import new_file_id
 from hudi_core.schema.meta_fields import PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.write.append_task import AppendTask
-from hudi_core.write.bucket_assigner import LogTargets, Sizing, small_files
+from hudi_core.write.bucket_assigner import LogTargets, Sizing, new_log_only_slice, small_files
 from hudi_core.write.handles import CreateTask, MergeTask
 from hudi_core.write.new_key_changes import NewKeyChangesTask
 from hudi_core.write.transaction import PlannedWork
@@ -53,6 +52,7 @@ class Bucket:
 
     def planned_work(self) -> PlannedWork:
         prev = self.file_slice.base_instant_time if self.file_slice is not None else None
+        prev = prev or None  # a new group's first log (see new_log_only_slice)
         return PlannedWork(self.partition_path, self.file_id, prev, self.inserts, self.updates)
 
 
@@ -157,15 +157,19 @@ def plan_bucket_index(
     append on merge-on-read, else a merge), a bucket without one gets a new file group whose
     file id starts with its number. No small files, no size splits."""
     plan = BucketIndexPlan(every_change=every_change, index=index)
+    log_only = logs is not None and index.fixed_file_ids
     for (partition, number), (rows, new_rows) in sorted(written.items()):
         existing = groups.get((partition, number))
-        if existing is None:
-            file_id, target, updates, inserts = bucket_file_id(number), None, 0, new_rows
+        if existing is None and log_only:  # see BucketIndex: the group starts with a log
+            file_id = index.new_file_id(number)
+            target, updates, inserts = new_log_only_slice(partition, file_id), 0, new_rows
+        elif existing is None:
+            file_id, target, updates, inserts = index.new_file_id(number), None, 0, new_rows
         else:
             file_id, target, updates, inserts = existing.file_id, existing, rows, 0
             if logs is not None:
                 target = logs.slice_for_logs(partition, file_id) or existing
-        append = logs is not None and existing is not None
+        append = logs is not None and (existing is not None or log_only)
         bucket = Bucket(len(plan.buckets), partition, file_id, target, append, updates, inserts)
         _add(plan, bucket)
         plan.by_number[(partition, number)] = bucket.id

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.choices import WriteOperation
+from hudi_core.config import index_options as I
 from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
 from hudi_core.config import table_options as T
@@ -27,7 +28,8 @@ from hudi_core.engine import EngineContext
 from hudi_core.errors import ConcurrentWriterError, InvalidOptionError
 from hudi_core.index import GlobalIndex, IndexContext, index_for
 from hudi_core.keygen import KeyGenerator, key_generator_for
-from hudi_core.lock import failed_writes_policy, table_lock
+from hudi_core.lock import failed_writes_policy, non_blocking_concurrency, table_lock
+from hudi_core.lock.early_conflicts import EarlyConflictDetection
 from hudi_core.merge.record_merger import is_deleting_payload, merger_for
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import FileSlice
@@ -56,7 +58,7 @@ from hudi_core.write.operation import KeyLookup
 from hudi_core.write.planner import WritePlanner, WriteTask, touched_partitions, untagged
 from hudi_core.write.prepare import BatchPreparer, as_arrow_table
 from hudi_core.write.record_size import average_record_size
-from hudi_core.write.settings import write_settings
+from hudi_core.write.settings import log_suffix, write_settings
 from hudi_core.write.transaction import PlannedWork, WriteTransaction, write_transaction
 
 # Write options naming what a table property defines; like options named as table properties,
@@ -124,6 +126,8 @@ class WriteClient:
         """(write option, table property) pairs the user set and the table defines."""
         pairs = [(key, key) for key in user if key in self.config.properties]
         pairs += [(k, t) for k, t in TABLE_DEFINING_OPTIONS.items() if k in user and k != t]
+        if W.PRECOMBINE_FIELD.key in user:  # ordering groups stand in the precombine field's place
+            pairs.append((W.PRECOMBINE_FIELD.key, T.ORDERING_GROUPS.key))
         return [(k, t) for k, t in pairs if t in self.config.properties]
 
 
@@ -147,6 +151,8 @@ class WriteJob:
         self.key_generator: KeyGenerator = key_generator_for(options)
         self.merger = merger_for(options, self.config.precombine_field)
         self.index = index_for(options)  # a bad hoodie.index.type fails before any instant
+        self._require_non_blocking_fits(options)
+        log_suffix(options)  # a bad hoodie.write.log.suffix fails before any instant too
         # EmptyHoodieRecordPayload as the write's payload class: every row deletes its key.
         payload = options.get_option(W.PAYLOAD_CLASS)
         deletes_every_row = is_deleting_payload(payload)
@@ -164,6 +170,21 @@ class WriteJob:
             self.key_generator,
             deletes_every_row,
         )
+
+    def _require_non_blocking_fits(self, options: Options) -> None:
+        """Non-blocking concurrency control lets writes append to the same file groups at
+        once; only logs on bucket file groups of fixed ids make that safe (see
+        index.bucket_index)."""
+        if not non_blocking_concurrency(options):
+            return
+        index_type = options.get_option(I.INDEX_TYPE)
+        if not self.config.is_merge_on_read or index_type != "BUCKET":
+            raise InvalidOptionError(
+                f"{CONCURRENCY_MODE.key}=NON_BLOCKING_CONCURRENCY_CONTROL needs a "
+                f"MERGE_ON_READ table with {I.INDEX_TYPE.key}=BUCKET, where concurrent writes "
+                f"only append logs; this table is {self.config.table_type.value} with index "
+                f"{index_type}: use OPTIMISTIC_CONCURRENCY_CONTROL"
+            )
 
     @functools.cached_property
     def sizing(self) -> Sizing:
@@ -195,7 +216,9 @@ class WriteJob:
         return self.preparer.prepare(batch, self.planner.combine)
 
     def transaction(self) -> AbstractContextManager[WriteTransaction]:
-        """The write's instant, requested now (see write_transaction)."""
+        """The write's instant, requested now (see write_transaction). Options that make
+        no sense (an unsupported early conflict detection strategy) fail before it exists."""
+        early_conflicts = EarlyConflictDetection.from_options(self.options)
         return write_transaction(
             self.storage,
             self.timeline,
@@ -206,6 +229,8 @@ class WriteJob:
             table_lock(self.storage, self.options),
             commit_extra_metadata(self.options),
             conflicts_by_bucket=self.planner.bucket_index is not None,
+            non_blocking=non_blocking_concurrency(self.options),
+            early_conflicts=early_conflicts,
         )
 
     def run(
@@ -364,7 +389,7 @@ def run_task(task: WriteTask, settings: WriteSettings) -> list[WriteStat]:
 
 def _planned_work(task: WriteTask) -> PlannedWork:
     if isinstance(task, AppendTask):
-        prev = task.file_slice.base_instant_time
+        prev = task.file_slice.base_instant_time or None  # None: a new group's first log
         return PlannedWork(task.partition_path, task.file_id, prev, updates=task.rows.num_rows)
     if isinstance(task, MergeTask):
         prev = task.base_file.instant_time

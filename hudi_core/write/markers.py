@@ -6,6 +6,7 @@ dies, the markers name every file it may have left behind, so rollback can delet
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -59,3 +60,8 @@ class Markers:
 
     def delete_all(self) -> None:
         self.storage.delete_dir(self.folder)
+
+
+def files_of_pending_writes(storage: Storage, pending_instants: Iterable[str]) -> set[str]:
+    """The data files the markers of pending writes name: files no plan may take yet."""
+    return {m.data_file for i in pending_instants for m in Markers(storage, i).all()}

@@ -304,9 +304,9 @@ class WritePlanner:
         by_id = {s.file_id: s for s in groups.values()}
         updated = set(file_ids.dictionary.to_pylist()) & set(by_id)
         self.refuse_updates_under_clustering((by_id[f].partition_path, f) for f in updated)
-        plan = assign_to_buckets(
-            rows, file_ids, by_id, self.log_targets(view), self.keeps_every_change
-        )
+        logs = self.log_targets(view)
+        log_only = logs is not None and self.bucket_index.fixed_file_ids
+        plan = assign_to_buckets(rows, file_ids, by_id, logs, self.keeps_every_change, log_only)
         return plan.tasks(match_keys=self.matches_keys)
 
     def buckets_for_bucket_counts(

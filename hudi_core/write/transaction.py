@@ -22,14 +22,17 @@ import pyarrow as pa
 from hudi_core.errors import InternalError
 from hudi_core.lock import TableLock
 from hudi_core.lock.conflicts import check_no_conflicts
+from hudi_core.lock.early_conflicts import EarlyConflictDetection
 from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.heartbeat import Liveness, write_heartbeat
 from hudi_core.services.rollback import rollback_instant
 from hudi_core.storage import Storage
+from hudi_core.table_schema import committed_schema
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import REPLACE_COMMIT
+from hudi_core.write.log_placement import place_logs
 from hudi_core.write.markers import Markers
 
 _LOG = logging.getLogger(__name__)
@@ -57,9 +60,13 @@ class WriteTransaction:
         lock: TableLock,
         commit_extra: Mapping[str, str] | None = None,
         conflicts_by_bucket: bool = False,
+        non_blocking: bool = False,
+        early_conflicts: EarlyConflictDetection | None = None,
     ) -> None:
         self.storage = storage
+        self.early_conflicts = early_conflicts  # checked before tasks run; None: at commit only
         self.conflicts_by_bucket = conflicts_by_bucket  # the bucket index (see conflicts)
+        self.non_blocking = non_blocking  # non-blocking concurrency control (see conflicts)
         self.timeline = timeline  # as the write found it when it started
         self.lock = lock
         self.instant_time = requested.timestamp
@@ -75,7 +82,19 @@ class WriteTransaction:
         return self._current.is_completed
 
     def start_execution(self, work: Iterable[PlannedWork]) -> None:
-        """Records the plan (the inflight file); tasks may write files from now on."""
+        """Records the plan (the inflight file); tasks may write files from now on. With early
+        conflict detection, a plan that conflicts already fails here, before any marker."""
+        work = list(work)
+        if self.early_conflicts is not None:
+            planned = {(item.partition_path, item.file_id) for item in work}
+            self.early_conflicts.check(
+                self.storage,
+                self.timeline,
+                self.instant_time,
+                planned,
+                self.lock,
+                self.conflicts_by_bucket,
+            )
         workload = _workload(work, self.operation)
         self._current = self.timeline.transition(
             self._current, State.INFLIGHT, workload.to_json_bytes()
@@ -94,20 +113,24 @@ class WriteTransaction:
             extra_metadata={**self.commit_extra, **(extra_metadata or {})},
             partition_to_replace_file_ids=replaced,
         )
-        if data_schema is not None:
-            schema = arrow_to_avro_json(data_schema, self.table_name, False)
-            metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema
         for stat in stats:
             metadata.add(stat)
         touched = {(s.partition_path, s.file_id) for s in metadata.write_stats()}
         with self.lock:
             current = self.timeline.reload()
+            if data_schema is not None:
+                data_schema = with_concurrent_columns(data_schema, self.timeline, current)
+                schema = arrow_to_avro_json(data_schema, self.table_name, False)
+                metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema
+            if self.non_blocking:
+                place_logs(self.storage, current, self.instant_time, metadata.write_stats())
             check_no_conflicts(
                 self.timeline,
                 current,
                 self.instant_time,
                 touched | _replaced(replaced),
                 self.conflicts_by_bucket,
+                self.non_blocking,
             )
             Markers(self.storage, self.instant_time).reconcile(
                 {s.path for s in metadata.write_stats()}
@@ -129,6 +152,8 @@ def write_transaction(
     lock: TableLock,
     commit_extra: Mapping[str, str] | None = None,
     conflicts_by_bucket: bool = False,
+    non_blocking: bool = False,
+    early_conflicts: EarlyConflictDetection | None = None,
 ) -> Iterator[WriteTransaction]:
     """A new write instant; the block must complete it, else it is rolled back."""
     with ExitStack() as heartbeat:
@@ -148,6 +173,8 @@ def write_transaction(
                 lock,
                 commit_extra,
                 conflicts_by_bucket,
+                non_blocking,
+                early_conflicts,
             )
             yield transaction
             if not transaction.completed:
@@ -156,6 +183,23 @@ def write_transaction(
             _roll_back_after(failure, storage, timeline, instant_time, lock)
             raise
     Markers(storage, instant_time).delete_all()
+
+
+def with_concurrent_columns(
+    data_schema: pa.Schema, started_from: ActiveTimeline, current: ActiveTimeline
+) -> pa.Schema:
+    """The write's schema with the columns writes completed since it started added (nullable,
+    at the end): it must not drop them from the table schema (streams of a multi-stream table
+    each add their own)."""
+    now = committed_schema(current)
+    if now is None:
+        return data_schema
+    before = committed_schema(started_from)
+    known = set(data_schema.names) | set(before.names if before is not None else ())
+    added = [f.with_nullable(True) for f in now if f.name not in known]
+    return (
+        pa.schema([*data_schema, *added], metadata=data_schema.metadata) if added else data_schema
+    )
 
 
 def _requested(action: str) -> bytes:
