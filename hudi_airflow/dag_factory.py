@@ -2,6 +2,10 @@
 
 - `<table>_ingest`: ingest the source files that arrived since the last checkpoint; manual
   runs take params (source path, operation, a modification-date range for backfills);
+  a table with `sources` gets `<table>_ingest_<source>` instead, one per source, each on
+  the source's schedule with the same params, resuming from its own checkpoint
+  (`--source-id`: the source's name), narrowed to its `columns` and writing its own log
+  files (hoodie.write.log.suffix: `SourceEntry.log_suffix`);
 - `<table>_compaction` (merge-on-read tables): `schedule_compaction` -> `execute_compaction`,
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
 - `<table>_maintenance`: `clean` -> `archive`.
@@ -15,7 +19,7 @@ sync, hoodie.datasource.hive_sync.*, or name partition commit policies,
 sink.partition-commit.*) get a `hive_sync` task after every write, as Apache Hudi's writer
 syncs after each commit:
 
-- `<table>_ingest`: `ingest` -> `hive_sync`;
+- `<table>_ingest` (and every `<table>_ingest_<source>`): `ingest` -> `hive_sync`;
 - `<table>_compaction`: `schedule_compaction` -> `execute_compaction` -> `hive_sync` (skipped
   with the compaction when there is none to run);
 - `<table>_hive_sync`: `hive_sync` alone on `hive_sync_schedule`, passing the run's data
@@ -53,7 +57,7 @@ from hudi_airflow.operators import (
     HudiIngestOperator,
     HudiScheduleCompactionOperator,
 )
-from hudi_airflow.tables_config import TableEntry, TablesConfigError, read_tables
+from hudi_airflow.tables_config import SourceEntry, TableEntry, TablesConfigError, read_tables
 from hudi_core import WriteOperation
 
 START_DATE = datetime(2026, 1, 1)
@@ -66,6 +70,9 @@ INTERVAL_END_WATERMARK = (
     "if data_interval_end is defined and data_interval_end else '' }}"
 )
 
+
+# The option a source's writes name their log files with (hudi_core's write options).
+LOG_SUFFIX_OPTION = "hoodie.write.log.suffix"
 
 _LOG = logging.getLogger(__name__)
 
@@ -101,17 +108,69 @@ def check_tables_file() -> None:
 
 
 def table_dags(entry: TableEntry) -> list[DAG]:
-    dags = [ingest_dag(entry), maintenance_dag(entry)]
+    if entry.has_sources:
+        dags = [ingest_dag(entry, source) for source in entry.sources]
+    else:
+        dags = [ingest_dag(entry)]
     if entry.is_merge_on_read:
-        dags.insert(1, compaction_dag(entry))
+        dags.append(compaction_dag(entry))
+    dags.append(maintenance_dag(entry))
     if entry.syncs_to_hive:
         dags.append(hive_sync_dag(entry))
     return dags
 
 
-def ingest_dag(entry: TableEntry) -> DAG:
-    params = {
-        "source_path": Param(entry.source_path, type="string", description="folder to ingest"),
+def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
+    """`<table>_ingest` of a table's one source, or `<table>_ingest_<source>` of one of its
+    `sources`: that source's files on its schedule, from its own checkpoint, narrowed to its
+    columns, into log files of its own suffix."""
+    if source is None:
+        if entry.source_path is None or entry.source_format is None:
+            raise TablesConfigError(f"table {entry.name} has sources: give the one to ingest")
+        source = SourceEntry("", entry.source_path, entry.source_format, entry.schedule)
+        arguments = _table_arguments(entry, spark=True)
+        dag = _dag(entry, "ingest", source.schedule, _ingest_params(source))
+    else:
+        arguments = {
+            **_table_arguments(entry, spark=True),
+            # The source's own suffix, whatever the table's options say: writers sharing
+            # one would append to each other's log files.
+            "hoodie_options": {**entry.hoodie_options(), LOG_SUFFIX_OPTION: source.log_suffix},
+            "source_id": source.name,
+            "source_columns": source.columns,
+        }
+        dag = _dag(
+            entry,
+            f"ingest_{source.name}",
+            source.schedule,
+            _ingest_params(source),
+            tags=["ingest", source.name],
+            about=f"ingest from source {source.name}",
+        )
+    with dag:
+        ingest = HudiIngestOperator(
+            task_id="ingest",
+            source_path="{{ params.source_path }}",
+            source_format=source.source_format,
+            operation="{{ params.operation }}",
+            modified_since="{{ params.from_date or '' }}",
+            modified_until="{{ params.to_date or '' }}",
+            table_name=entry.name,
+            table_type=entry.table_type,
+            record_key_field=entry.record_key_field,
+            partition_path_field=entry.partition_path_field,
+            precombine_field=entry.precombine_field,
+            **arguments,
+        )
+        if entry.syncs_to_hive:
+            ingest >> _hive_sync(entry)
+    return dag
+
+
+def _ingest_params(source: SourceEntry) -> dict[str, Param]:
+    """What a manual run of an ingest DAG may change."""
+    return {
+        "source_path": Param(source.source_path, type="string", description="folder to ingest"),
         "operation": Param("upsert", enum=OPERATIONS, description="the write operation"),
         "from_date": Param(
             None,
@@ -124,24 +183,6 @@ def ingest_dag(entry: TableEntry) -> DAG:
             description="backfill: only files modified before this ISO date (or time)",
         ),
     }
-    with _dag(entry, "ingest", entry.schedule, params) as dag:
-        ingest = HudiIngestOperator(
-            task_id="ingest",
-            source_path="{{ params.source_path }}",
-            source_format=entry.source_format,
-            operation="{{ params.operation }}",
-            modified_since="{{ params.from_date or '' }}",
-            modified_until="{{ params.to_date or '' }}",
-            table_name=entry.name,
-            table_type=entry.table_type,
-            record_key_field=entry.record_key_field,
-            partition_path_field=entry.partition_path_field,
-            precombine_field=entry.precombine_field,
-            **_table_arguments(entry, spark=True),
-        )
-        if entry.syncs_to_hive:
-            ingest >> _hive_sync(entry)
-    return dag
 
 
 def compaction_dag(entry: TableEntry) -> DAG:
@@ -183,15 +224,22 @@ def _hive_sync(entry: TableEntry, watermark: str | None = None) -> HudiHiveSyncO
     )
 
 
-def _dag(entry: TableEntry, kind: str, schedule: str | None, params: dict | None = None) -> DAG:
+def _dag(
+    entry: TableEntry,
+    kind: str,
+    schedule: str | None,
+    params: dict | None = None,
+    tags: list[str] | None = None,
+    about: str | None = None,
+) -> DAG:
     return DAG(
         dag_id=f"{entry.name}_{kind}",
-        description=f"Hudi table {entry.name}: {kind}",
+        description=f"Hudi table {entry.name}: {about or kind}",
         schedule=schedule,
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,
-        tags=["hudi", entry.name, kind],
+        tags=["hudi", entry.name, *(tags or [kind])],
         params=params or {},
         default_args={
             "owner": entry.owner,

@@ -113,7 +113,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
 class HudiIngestOperator(HudiSparkJobOperator):
     """Ingests the source files that arrived since the last checkpoint (or, for a backfill,
-    those modified in [modified_since, modified_until)); creates the table on first use."""
+    those modified in [modified_since, modified_until)); creates the table on first use.
+
+    One of several sources of a table: `source_id` names it (its checkpoint is its own, see
+    spark_jobs/ingest.py), `source_columns` the columns its batches keep beside the record
+    key and partition fields (None: all)."""
 
     template_fields: Sequence[str] = (
         *HudiSparkJobOperator.template_fields,
@@ -138,6 +142,8 @@ class HudiIngestOperator(HudiSparkJobOperator):
         precombine_field: str | None = None,
         modified_since: str | None = None,
         modified_until: str | None = None,
+        source_id: str | None = None,
+        source_columns: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(job="ingest", **kwargs)
@@ -151,6 +157,8 @@ class HudiIngestOperator(HudiSparkJobOperator):
         self.precombine_field = precombine_field
         self.modified_since = modified_since
         self.modified_until = modified_until
+        self.source_id = source_id
+        self.source_columns = list(source_columns) if source_columns else None
 
     def job_arguments(self, context: Any) -> list[str]:
         flags = {
@@ -164,6 +172,8 @@ class HudiIngestOperator(HudiSparkJobOperator):
             "--precombine-field": self.precombine_field,
             "--modified-since": self.modified_since,
             "--modified-until": self.modified_until,
+            "--source-id": self.source_id,
+            "--source-columns": ",".join(self.source_columns or []),
         }
         return _flags(flags)
 

@@ -31,6 +31,31 @@ list of entries.
           hoodie.compact.inline.max.delta.commits: "3"
           hoodie.datasource.hive_sync.enable: true   # Hive sync (mode spark by default)
 
+A table several ingestion streams write (each its own group of columns of the same rows, a
+multi-stream wide table) lists `sources` instead of `source_path` and `source_format`:
+
+      - name: profiles
+        ...                            # as above, without source_path and source_format
+        precombine_field: "_ts1:name,price;_ts2:age"
+        sources:                       # one <name>_ingest_<source> DAG each
+          - name: orders               # letters, digits and '_'; unique within the table
+            source_path: /data/landing/orders
+            source_format: json
+            schedule: "@hourly"        # optional: absent, the table's `schedule`; null: manual
+            columns: [name, price, _ts1]  # optional: the batch is narrowed to the record key
+                                          # and partition fields and these (absent: all)
+          - name: users
+            source_path: /data/landing/users
+            source_format: parquet
+
+Each source is ingested by its own DAG on its own schedule, with its own checkpoint (kept in
+the commits it writes under the source's name, see spark_jobs/ingest.py) and its own log
+file suffix (hoodie.write.log.suffix: the name, '_' written '-'); the table's compaction,
+maintenance and Hive sync DAGs, its options and lock stay one per table. An entry gives
+either `source_path` and `source_format` (one `<name>_ingest` DAG, as always) or `sources`,
+not both. No DAG id may be two tables' (table `a` with a source `x_maintenance` would
+spell table `a_ingest_x`'s maintenance DAG): the later entry is the bad one.
+
 `partition_path_field` names the partition field, or several (comma-separated, or a list);
 without any the table is non-partitioned (NonpartitionedKeyGenerator). The Spark settings go
 to every Spark job of the table (ingest, compaction, clean, archive, Hive sync); a setting
@@ -46,7 +71,9 @@ workers reach, where jobs leave their results for the operators (default: a temp
 on the worker, which does while drivers run in client mode, spark-submit's default).
 
 Paths may use environment variables; relative paths are taken from the file's folder.
-A bad entry gets a message naming the entry and the key. `read_tables` keeps the good entries
+A bad entry gets a message naming the entry and the key (and, in `sources`, the source's
+number and name: "table entry #1 ('profiles'): key 'sources' #2 ('users'): key
+'source_path' is required ..."). `read_tables` keeps the good entries
 and reports each bad one apart (the DAG factory builds the good tables' DAGs, and
 dags/hudi_tables_check.py turns the bad entries into an import error in the Airflow UI; the
 Hudi view shows each beside the others); `load_tables` refuses a file with any bad entry. A
@@ -79,10 +106,11 @@ REQUIRED = (
     "table_type",
     "record_key_field",
     "precombine_field",
-    "source_path",
-    "source_format",
 )
+# The one source of a table without `sources`: required then, refused beside `sources`.
+SINGLE_SOURCE = ("source_path", "source_format")
 OPTIONAL = (
+    "sources",
     "partition_path_field",
     "schedule",
     "compaction_schedule",
@@ -112,12 +140,16 @@ SPARK_ARGUMENTS = {
 SPARK_COUNTS = ("executor_cores", "num_executors")
 _MEMORY = re.compile(r"^[0-9]+([kmgtp]b?)?$", re.IGNORECASE)  # Spark's sizes: 512m, 2g, 4gb
 PATHS = ("base_path", "source_path")
+# The keys of one item of `sources`.
+SOURCE_REQUIRED = ("name", "source_path", "source_format")
+SOURCE_OPTIONAL = ("schedule", "columns")
 OPTIONAL_PATHS = ("metastore_dir", "result_dir")
 # Keys `options` may hold: Apache Hudi's, and the partition commit options.
 # hoodie.* options, Flink-style partition commit options, and Hadoop-style storage options
 # (fs.s3a.endpoint, ...: see docs/storage.md).
 OPTION_PREFIXES = ("hoodie.", "sink.partition-commit.", "partition.time-extractor.", "fs.")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_SOURCE_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
 class TablesConfigError(ValueError):
@@ -135,18 +167,37 @@ class EntryError:
 
 
 @dataclass(frozen=True)
+class SourceEntry:
+    """One of the `sources` of a table several ingestion streams write."""
+
+    name: str  # letters, digits and '_': the DAG <table>_ingest_<name>, the checkpoint's id
+    source_path: str
+    source_format: str
+    schedule: str | None = None  # its ingest DAG's (the table's unless it gave its own)
+    columns: tuple[str, ...] | None = None  # its group's columns; None: every column
+
+    @property
+    def log_suffix(self) -> str:
+        """Its writes' hoodie.write.log.suffix: the name, '_' written '-' (a log suffix holds
+        letters, digits and '-'; names have no '-', so two names never give one suffix)."""
+        return self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
 class TableEntry:
-    """One table of the config file."""
+    """One table of the config file: one source (`source_path`, `source_format`) or several
+    (`sources`)."""
 
     name: str
     base_path: str
     table_type: str
     record_key_field: str
     precombine_field: str
-    source_path: str
-    source_format: str
+    source_path: str | None = None  # None when the table has `sources`
+    source_format: str | None = None
+    sources: tuple[SourceEntry, ...] = ()  # a multi-source table's; () for one source_path
     partition_path_field: str | None = None  # comma-separated; None: non-partitioned
-    schedule: str | None = None  # the ingest DAG's; None: triggered by hand only
+    schedule: str | None = None  # the ingest DAG's (the sources' default); None: by hand only
     compaction_schedule: str | None = "@hourly"
     maintenance_schedule: str | None = "@daily"
     hive_sync_schedule: str | None = "@hourly"  # the <name>_hive_sync DAG's (hive-sync tables)
@@ -166,6 +217,27 @@ class TableEntry:
     @property
     def is_partitioned(self) -> bool:
         return self.partition_path_field is not None
+
+    @property
+    def has_sources(self) -> bool:
+        """Whether several named sources (`sources`) feed the table, each its own DAG."""
+        return bool(self.sources)
+
+    @property
+    def dag_ids(self) -> list[str]:
+        """The ids of the DAGs the table gets: `<name>_ingest` (or `<name>_ingest_<source>`
+        for each source), `<name>_compaction` (merge-on-read), `<name>_maintenance` and
+        `<name>_hive_sync` (Hive sync tables)."""
+        if self.has_sources:
+            kinds = [f"ingest_{source.name}" for source in self.sources]
+        else:
+            kinds = ["ingest"]
+        if self.is_merge_on_read:
+            kinds.append("compaction")
+        kinds.append("maintenance")
+        if self.syncs_to_hive:
+            kinds.append("hive_sync")
+        return [f"{self.name}_{kind}" for kind in kinds]
 
     @property
     def is_merge_on_read(self) -> bool:
@@ -249,7 +321,7 @@ def read_tables(path: str | Path | None = None) -> TablesFile:
     if not isinstance(document, dict) or not isinstance(document.get("tables"), list):
         raise TablesConfigError(f"{path}: must hold 'tables:' followed by a list of entries")
     items: list[TableEntry | EntryError] = []
-    seen: set[str] = set()
+    seen: dict[str, TableEntry] = {}  # the good entries' DAG ids
     for number, raw in enumerate(document["tables"], 1):
         try:
             entry = _entry(path, number, raw)
@@ -258,7 +330,7 @@ def read_tables(path: str | Path | None = None) -> TablesFile:
             name = raw.get("name") if isinstance(raw, dict) else None
             items.append(EntryError(number, name if isinstance(name, str) else None, str(exc)))
         else:
-            seen.add(entry.name)
+            seen.update((dag_id, entry) for dag_id in entry.dag_ids)
             items.append(entry)
     return TablesFile(path, tuple(items))
 
@@ -269,26 +341,123 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
         raise TablesConfigError(f"{where}: must be a mapping of keys, not {type(raw).__name__}")
     if isinstance(raw.get("name"), str):
         where = f"{where} ('{raw['name']}')"
-    for key in REQUIRED:
+    required = REQUIRED if "sources" in raw else REQUIRED + SINGLE_SOURCE
+    for key in required:
         value = raw.get(key)
         if not isinstance(value, str) or not value.strip():
             raise TablesConfigError(f"{where}: key '{key}' is required and must be a string")
-    unknown = sorted(set(raw) - set(REQUIRED) - set(OPTIONAL))
+    unknown = sorted(set(raw) - set(REQUIRED) - set(SINGLE_SOURCE) - set(OPTIONAL))
     if unknown:
-        allowed = ", ".join(REQUIRED + OPTIONAL)
+        allowed = ", ".join(REQUIRED + SINGLE_SOURCE + OPTIONAL)
         raise TablesConfigError(f"{where}: unknown key '{unknown[0]}' (known keys: {allowed})")
-    values = {key: raw[key].strip() for key in REQUIRED}
+    if "sources" in raw:
+        for key in SINGLE_SOURCE:
+            if key in raw:
+                raise TablesConfigError(
+                    f"{where}: keys '{key}' and 'sources' do not go together: a table has one "
+                    f"source ('source_path', 'source_format') or several ('sources', each "
+                    f"with its own '{key}')"
+                )
+    values = {key: raw[key].strip() for key in required}
     for key in PATHS:
-        values[key] = _resolved(path, values[key])
+        if key in values:
+            values[key] = _resolved(path, values[key])
     _check_choices(where, values)
-    optional = {key: _optional(where, key, raw[key]) for key in OPTIONAL if key in raw}
+    optional = {
+        key: _optional(where, key, raw[key]) for key in OPTIONAL if key in raw and key != "sources"
+    }
     _check_spark_duplicates(where, optional)
     for key in OPTIONAL_PATHS:
         if optional.get(key) is not None:
             optional[key] = _resolved(path, optional[key].strip())
+    if "sources" in raw:
+        optional["sources"] = _sources(path, where, raw["sources"], optional.get("schedule"))
     entry = TableEntry(**values, **optional)
     _check_sync_options(where, entry)
     return entry
+
+
+def _sources(
+    config_file: Path, where: str, value: Any, table_schedule: str | None
+) -> tuple[SourceEntry, ...]:
+    """The `sources` of a multi-source table: a non-empty list of mappings, names unique."""
+    if not isinstance(value, list) or not value:
+        raise TablesConfigError(
+            f"{where}: key 'sources' must be a non-empty list of sources, each a mapping with "
+            f"{', '.join(SOURCE_REQUIRED)} (optional: {', '.join(SOURCE_OPTIONAL)})"
+        )
+    sources: list[SourceEntry] = []
+    for number, raw in enumerate(value, 1):
+        source = _source(config_file, f"{where}: key 'sources' #{number}", raw, table_schedule)
+        for earlier, other in enumerate(sources, 1):
+            if other.name == source.name:
+                raise TablesConfigError(
+                    f"{where}: key 'sources' #{number} ('{source.name}'): key 'name' repeats "
+                    f"source #{earlier}'s name (each source has its own DAG and checkpoint)"
+                )
+        sources.append(source)
+    return tuple(sources)
+
+
+def _source(config_file: Path, where: str, raw: Any, table_schedule: str | None) -> SourceEntry:
+    if not isinstance(raw, dict):
+        raise TablesConfigError(f"{where}: must be a mapping of keys, not {type(raw).__name__}")
+    if isinstance(raw.get("name"), str):
+        where = f"{where} ('{raw['name']}')"
+    for key in SOURCE_REQUIRED:
+        value = raw.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise TablesConfigError(f"{where}: key '{key}' is required and must be a string")
+    unknown = sorted(set(raw) - set(SOURCE_REQUIRED) - set(SOURCE_OPTIONAL))
+    if unknown:
+        allowed = ", ".join(SOURCE_REQUIRED + SOURCE_OPTIONAL)
+        raise TablesConfigError(f"{where}: unknown key '{unknown[0]}' (a source's keys: {allowed})")
+    name = raw["name"].strip()
+    if not _SOURCE_NAME.match(name):
+        raise TablesConfigError(
+            f"{where}: key 'name' must hold only letters, digits and '_' (it names the "
+            f"source's DAG and checkpoint), not '{name}'"
+        )
+    source_format = raw["source_format"].strip().lower()
+    if source_format not in SOURCE_FORMATS:
+        raise TablesConfigError(
+            f"{where}: key 'source_format' must be one of {', '.join(SOURCE_FORMATS)}, "
+            f"not '{source_format}'"
+        )
+    schedule = raw.get("schedule", table_schedule)
+    if schedule is not None and not isinstance(schedule, str):
+        raise TablesConfigError(f"{where}: key 'schedule' must be a string or null")
+    return SourceEntry(
+        name=name,
+        source_path=_resolved(config_file, raw["source_path"].strip()),
+        source_format=source_format,
+        schedule=schedule,
+        columns=_columns(where, raw.get("columns")),
+    )
+
+
+def _columns(where: str, value: Any) -> tuple[str, ...] | None:
+    """A source's columns: a list of names or one comma-separated string; None (absent or
+    null) for every column of its drops."""
+    if value is None:
+        return None
+    parts = value if isinstance(value, list) else [value]
+    names: list[str] = []
+    for part in parts:
+        if not isinstance(part, str):
+            raise TablesConfigError(
+                f"{where}: key 'columns' must be a list of column names (or null: every "
+                f"column), not holding {part!r}"
+            )
+        names += [name.strip() for name in part.split(",") if name.strip()]
+    if not names:
+        raise TablesConfigError(
+            f"{where}: key 'columns' names no column; leave it out (or null) for every column"
+        )
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise TablesConfigError(f"{where}: key 'columns' names '{repeated[0]}' twice")
+    return tuple(names)
 
 
 def _resolved(config_file: Path, location: str) -> str:
@@ -312,6 +481,8 @@ def _check_choices(where: str, values: dict[str, str]) -> None:
             f"{where}: key 'table_type' must be one of {', '.join(TABLE_TYPES)}, "
             f"not '{values['table_type']}'"
         )
+    if "source_format" not in values:  # a table with `sources`: each checks its own
+        return
     values["source_format"] = values["source_format"].lower()
     if values["source_format"] not in SOURCE_FORMATS:
         raise TablesConfigError(
@@ -421,13 +592,23 @@ def _option_text(value: Any) -> str:
     return str(value)
 
 
-def _require_unique(path: Path, number: int, entry: TableEntry, seen: set[str]) -> None:
-    """A repeated name would name the same DAGs twice: the later entry is the bad one."""
-    if entry.name in seen:
-        raise TablesConfigError(
-            f"{path}: table entry #{number} ('{entry.name}'): key 'name' repeats an "
-            "earlier entry's name"
-        )
+def _require_unique(
+    path: Path, number: int, entry: TableEntry, seen: dict[str, TableEntry]
+) -> None:
+    """A repeated name would name the same DAGs twice, and so would a DAG id another table's
+    name and source happen to spell too (table 'a' with source 'x_compaction' and table
+    'a_ingest_x'): the later entry is the bad one."""
+    where = f"{path}: table entry #{number} ('{entry.name}')"
+    if any(other.name == entry.name for other in seen.values()):
+        raise TablesConfigError(f"{where}: key 'name' repeats an earlier entry's name")
+    for dag_id in entry.dag_ids:
+        if dag_id in seen:
+            by_source = dag_id.startswith(f"{entry.name}_ingest_") and entry.has_sources
+            key = "sources" if by_source else "name"
+            raise TablesConfigError(
+                f"{where}: key '{key}': its DAG '{dag_id}' is a DAG of the earlier table "
+                f"'{seen[dag_id].name}' too; rename the table or the source"
+            )
 
 
 def find_table(name: str, path: str | Path | None = None) -> TableEntry:

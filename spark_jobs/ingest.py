@@ -16,24 +16,43 @@ or times); it moves the checkpoint only when it covered everything after it.
 HoodieStreamer's flag names work too: --target-base-path, --target-table, --source-ordering-field
 (= --precombine-field), --checkpoint (resume from it instead of the table's) and --filter-dupes
 (insert: drop the records whose key the table holds).
+
+Several sources writing one table (a multi-stream wide table: each source its own group of
+columns of the same rows) each run with `--source-id NAME` (or, as Apache Hudi's multi-writer
+streamer takes it, `--hoodie-conf hoodie.deltastreamer.multiwriter.source.checkpoint.id=NAME`).
+A source's commits record its checkpoint as Apache Hudi's multi-writer checkpoints do: a JSON
+object from source id to checkpoint under `deltastreamer.checkpoint.key`
+(`{"orders": "1767225600000"}`), and a source resumes from the newest completed commit whose
+object holds its id: another source's commits never move it (looked up on the archived
+timeline too when the active one has none, so a source that runs rarely keeps its place).
+Without a source id the checkpoint stays the plain value and a run resumes from the newest
+plain one, as before. `--source-columns a,b` narrows each batch to the record key and
+partition fields and those columns (the source's group; a drop lacking one fails).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hudi_core import HudiTable, TableType, WriteOperation
 from hudi_core.config import write_options as W
 from hudi_core.errors import InvalidOptionError, TableNotFoundError
 from spark_jobs import cli
-from spark_jobs.sources import FORMATS, Window, new_files, read_files
+from spark_jobs.sources import FORMATS, ArrowFiles, Window, new_files, read_files
+
+if TYPE_CHECKING:  # pyspark is imported once the arguments are checked
+    from pyspark.sql import DataFrame, SparkSession
 
 JOB = "ingest"
 CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
+# Apache Hudi's name for the id of one of several streamers writing a table (HoodieDeltaStreamer
+# configs); --source-id sets it too.
+SOURCE_ID_OPTION = "hoodie.deltastreamer.multiwriter.source.checkpoint.id"
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -62,7 +81,9 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
     with the new checkpoint."""
     from spark_jobs.writer import SparkWriter
 
-    checkpoint = checkpoint or last_checkpoint(table)
+    source_id = getattr(args, "source_id", None)
+    source = {"source": source_id} if source_id else {}
+    checkpoint = checkpoint or last_checkpoint(table, source_id)
     drop = new_files(
         args.source_path,
         args.source_format,
@@ -72,12 +93,15 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
         table.options,
     )
     if not drop.files:
-        return cli.result(JOB, args.base_path, None, files=0, checkpoint=checkpoint)
+        return cli.result(JOB, args.base_path, None, files=0, checkpoint=checkpoint, **source)
     rows = read_files(spark, drop.files, args.source_format, table.options)
-    extra = {CHECKPOINT_KEY: drop.checkpoint}
+    columns = getattr(args, "source_columns", None)
+    if columns:
+        rows = narrowed(spark, rows, table, columns, args.source_path, len(drop.files))
+    extra = {CHECKPOINT_KEY: checkpoint_value(drop.checkpoint, source_id)}
     instant_time = SparkWriter(spark, table).write(rows, args.op, extra_metadata=extra)
     if instant_time is None:
-        return cli.result(JOB, args.base_path, None, files=len(drop.files))
+        return cli.result(JOB, args.base_path, None, files=len(drop.files), **source)
     commit = table.inspect.commit(instant_time)
     return cli.result(
         JOB,
@@ -85,6 +109,7 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
         commit.instant,
         files=len(drop.files),
         checkpoint=drop.checkpoint,
+        **source,
         rows_written=commit.totals.rows_written,
         inserts=commit.totals.rows_inserted,
         updates=commit.totals.rows_updated,
@@ -93,21 +118,73 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
     )
 
 
-def last_checkpoint(table: HudiTable) -> str | None:
-    """The checkpoint the newest commit that recorded one holds."""
+def last_checkpoint(table: HudiTable, source_id: str | None = None) -> str | None:
+    """The checkpoint to resume after: the newest commit's that recorded one. With a
+    `source_id`, the newest commit's whose checkpoint object holds that source (the active
+    timeline's, else the archived one's); without, the newest plain checkpoint's."""
     inspector = table.inspect
-    for instant in reversed(inspector.timeline()):
-        if not (instant.is_write and instant.is_completed):
-            continue
-        extra = inspector.commit(instant.timestamp).extra_metadata
-        if extra.get(CHECKPOINT_KEY):
-            return extra[CHECKPOINT_KEY]
+    timelines = [inspector.timeline]
+    if source_id is not None:
+        timelines.append(inspector.archived_timeline)  # read only if the active one has none
+    for timeline in timelines:
+        for instant in reversed(timeline()):
+            if not (instant.is_write and instant.is_completed):
+                continue
+            recorded = inspector.commit(instant.timestamp).extra_metadata.get(CHECKPOINT_KEY)
+            found = _checkpoint_of(recorded, source_id) if recorded else None
+            if found:
+                return found
     return None
+
+
+def checkpoint_value(checkpoint: str | None, source_id: str | None = None) -> str | None:
+    """What a commit records under CHECKPOINT_KEY: the checkpoint itself, or for one of
+    several sources a JSON object from its id to it (Apache Hudi's multi-writer form)."""
+    if source_id is None or checkpoint is None:
+        return checkpoint
+    return json.dumps({source_id: checkpoint})
+
+
+def _checkpoint_of(recorded: str, source_id: str | None) -> str | None:
+    """The checkpoint a recorded value holds for `source_id` (None: a plain checkpoint)."""
+    try:
+        value = json.loads(recorded) if recorded.lstrip().startswith("{") else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):  # a plain checkpoint: no source's
+        return recorded if source_id is None else None
+    found = value.get(source_id) if source_id is not None else None
+    return str(found) if found not in (None, "") else None
+
+
+def narrowed(
+    spark: SparkSession,
+    rows: DataFrame | ArrowFiles,
+    table: HudiTable,
+    columns: list[str],
+    source_path: str,
+    files: int,
+) -> DataFrame:
+    """The batch narrowed to the record key and partition fields and `columns` (one source's
+    group), as a DataFrame; an InvalidOptionError naming what a drop lacks."""
+    df = rows.to_dataframe(spark) if isinstance(rows, ArrowFiles) else rows
+    wanted = list(dict.fromkeys([*table.config.record_key_fields, *table.config.partition_fields]))
+    wanted += [name for name in columns if name not in wanted]
+    missing = [name for name in wanted if name not in df.columns]
+    if missing:
+        raise InvalidOptionError(
+            f"the drop of {files} file(s) from {source_path} has no column "
+            f"{', '.join(repr(m) for m in missing)} (of --source-columns {','.join(columns)} "
+            f"and the record key and partition fields); its columns: {', '.join(df.columns)}"
+        )
+    return df.select(*wanted)
 
 
 def _check(args) -> bool:
     """The arguments, and the table or what creating it needs, checked before Spark starts;
     whether the table exists."""
+    args.source_id = _source_id(args)
+    args.source_columns = _fields(args.source_columns) or None
     if args.filter_dupes and args.op is not WriteOperation.INSERT:
         raise InvalidOptionError(f"--filter-dupes applies to --op insert, not {args.op}")
     if args.checkpoint is not None and not args.checkpoint.isdigit():
@@ -121,6 +198,20 @@ def _check(args) -> bool:
         cli.check_new_table(args, "--table-name", "--record-key-field")
         return False
     return True
+
+
+def _source_id(args) -> str | None:
+    """--source-id, or Apache Hudi's option for it; both only if they agree."""
+    given = cli.hoodie_options(args).get(SOURCE_ID_OPTION)
+    flag = args.source_id.strip() if args.source_id is not None else None
+    option = given.strip() if given is not None else None
+    if flag == "" or option == "":
+        raise InvalidOptionError(f"--source-id ({SOURCE_ID_OPTION}) must not be empty")
+    if flag and option and flag != option:
+        raise InvalidOptionError(
+            f"--source-id {flag} and {SOURCE_ID_OPTION}={option} name different sources"
+        )
+    return flag or option
 
 
 def _table(spark, args, options: dict[str, str], exists: bool) -> HudiTable:
@@ -208,6 +299,16 @@ def _arguments(argv: Sequence[str] | None):
     )
     parser.add_argument(
         "--checkpoint", help="resume after this checkpoint instead of the table's (epoch millis)"
+    )
+    parser.add_argument(
+        "--source-id",
+        help="one of several sources of the table: its checkpoint is its own "
+        f"(Apache Hudi's {SOURCE_ID_OPTION})",
+    )
+    parser.add_argument(
+        "--source-columns",
+        help="keep only these columns (comma-separated) beside the record key and partition "
+        "fields: the source's group of a multi-stream table",
     )
     parser.add_argument(
         "--filter-dupes",
