@@ -36,3 +36,20 @@ def latest_table_schema(
     if config.create_schema:
         return table_schema_from_commit(config.create_schema)
     return None
+
+
+def with_concurrent_columns(
+    data_schema: pa.Schema, started_from: ActiveTimeline, current: ActiveTimeline
+) -> pa.Schema:
+    """The write's schema with the columns writes completed since it started added (nullable,
+    at the end): it must not drop them from the table schema (streams of a multi-stream table
+    each add their own)."""
+    now = committed_schema(current)
+    if now is None:
+        return data_schema
+    before = committed_schema(started_from)
+    known = set(data_schema.names) | set(before.names if before is not None else ())
+    added = [f.with_nullable(True) for f in now if f.name not in known]
+    return (
+        pa.schema([*data_schema, *added], metadata=data_schema.metadata) if added else data_schema
+    )

@@ -55,14 +55,13 @@ from hudi_core.services.rollback import roll_back_dead_writes, rollback_instant
 from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.services.table_service import TableService
 from hudi_core.storage import Storage
-from hudi_core.table_schema import latest_table_schema
+from hudi_core.table_schema import latest_table_schema, with_concurrent_columns
 from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline.instant import COMMIT, COMPACTION, WRITE_ACTIONS
 from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
 from hudi_core.write.markers import Markers, files_of_pending_writes
 from hudi_core.write.settings import write_settings
-from hudi_core.write.transaction import with_concurrent_columns
 
 COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
 _LOG = logging.getLogger(__name__)

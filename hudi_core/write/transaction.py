@@ -29,7 +29,7 @@ from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.heartbeat import Liveness, write_heartbeat
 from hudi_core.services.rollback import rollback_instant
 from hudi_core.storage import Storage
-from hudi_core.table_schema import committed_schema
+from hudi_core.table_schema import with_concurrent_columns
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import REPLACE_COMMIT
 from hudi_core.write.log_placement import place_logs
@@ -183,23 +183,6 @@ def write_transaction(
             _roll_back_after(failure, storage, timeline, instant_time, lock)
             raise
     Markers(storage, instant_time).delete_all()
-
-
-def with_concurrent_columns(
-    data_schema: pa.Schema, started_from: ActiveTimeline, current: ActiveTimeline
-) -> pa.Schema:
-    """The write's schema with the columns writes completed since it started added (nullable,
-    at the end): it must not drop them from the table schema (streams of a multi-stream table
-    each add their own)."""
-    now = committed_schema(current)
-    if now is None:
-        return data_schema
-    before = committed_schema(started_from)
-    known = set(data_schema.names) | set(before.names if before is not None else ())
-    added = [f.with_nullable(True) for f in now if f.name not in known]
-    return (
-        pa.schema([*data_schema, *added], metadata=data_schema.metadata) if added else data_schema
-    )
 
 
 def _requested(action: str) -> bytes:
