@@ -5,6 +5,8 @@
   2. our snapshot read / the hudi package's snapshot read of that MOR table (target <= 1.0)
   3. peak memory (RSS) of merging one file group that has 2M log records, with
      hoodie.memory.merge.max.size=64MB (target < 512 MB), measured in a fresh process
+  4. peak memory (RSS) of compacting that file group (schedule + run), with
+     hoodie.memory.compaction.max.size=64MB (target < 768 MB), in a fresh process too
 
 Usage: python bench/mor_bench.py [--rows N] [--repeat R] [--skip-memory]
 """
@@ -117,6 +119,38 @@ _MERGE_ONE_GROUP = textwrap.dedent(
 )
 
 
+_COMPACT_ONE_GROUP = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, {root!r})
+
+    def peak_mb():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+
+    from hudi_core import HudiTable
+
+    options = {{
+        "hoodie.memory.compaction.max.size": str(64 << 20),
+        "hoodie.compact.inline.max.delta.commits": "1",
+    }}
+    table = HudiTable.open({path!r}, options)
+    before = peak_mb()
+    planned = table.compaction.schedule(options)
+    done = table.compaction.run(planned, options=options)
+    print(json.dumps({{"instant": done, "peak_mb": peak_mb(), "before_mb": before}}))
+    """
+)
+
+
+def peak_of(script: str, path: Path) -> dict:
+    """The figures a script prints last, run in a fresh interpreter on the table at `path`."""
+    code = script.format(root=str(ROOT), path=str(path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def merge_memory(work: Path, rows: int, commits: int) -> None:
     """One file group: `rows` base rows, then `commits` upserts of rows/commits keys each."""
     path = work / "one_group"
@@ -137,9 +171,7 @@ def merge_memory(work: Path, rows: int, commits: int) -> None:
     table.write(data, operation="bulk_insert")
     for seed in range(commits):
         table.write(updates_of(data, 1 / commits, seed=100 + seed))
-    code = _MERGE_ONE_GROUP.format(root=str(ROOT), path=str(path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    figures = peak_of(_MERGE_ONE_GROUP, path)
     peak = figures["peak_mb"]
     print(
         f"merge of one file group: {rows:,} base rows + {rows:,} log records in "
@@ -148,6 +180,12 @@ def merge_memory(work: Path, rows: int, commits: int) -> None:
     print(
         f"peak RSS with a 64 MB merge budget: {peak:7.0f} MB (target < 512 MB; "
         f"the process held {figures['before_mb']:.0f} MB before merging)"
+    )
+    compaction = peak_of(_COMPACT_ONE_GROUP, path)
+    assert compaction["instant"], "no compaction was planned"
+    print(
+        f"peak RSS of compacting that file group: {compaction['peak_mb']:.0f} MB "
+        f"(target < 768 MB; 64 MB compaction budget; {compaction['before_mb']:.0f} MB before)"
     )
 
 
