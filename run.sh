@@ -30,6 +30,15 @@ restore_pyspark() {
     fi
 }
 
+compile_bytecode() {
+    # Byte-compile the venv and the project once here: where PYTHONDONTWRITEBYTECODE is set,
+    # every process (each spark-submit driver and Python worker) would otherwise compile the
+    # sources of pyarrow, pyspark and the rest again, seconds each time. Up-to-date files are
+    # skipped, so a second run costs only the checks.
+    "$VENV/bin/python" -m compileall -q -j 0 "$VENV/lib" hudi_core spark_jobs hudi_airflow dags \
+        >/dev/null 2>&1 || true
+}
+
 install_browser() {  # the browser tests' Chromium and ChromeDriver, from Debian's packages
     if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
         return
@@ -46,21 +55,25 @@ case "$command" in
     demo)
         install demo
         restore_pyspark
+        compile_bytecode
         exec "$VENV/bin/python" examples/pipeline.py "$@"
         ;;
     ui)
         install demo
         restore_pyspark
+        compile_bytecode
         exec "$VENV/bin/python" examples/ui.py "$@"
         ;;
     test)
         install test
         restore_pyspark
+        compile_bytecode
         install_browser
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     test-fast)
         install fast
+        compile_bytecode
         exec "$VENV/bin/python" -m pytest --fast -n auto "$@"
         ;;
     *)
