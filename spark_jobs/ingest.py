@@ -99,7 +99,10 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
     if columns:
         rows = narrowed(spark, rows, table, columns, args.source_path, len(drop.files))
     extra = {CHECKPOINT_KEY: checkpoint_value(drop.checkpoint, source_id)}
-    instant_time = SparkWriter(spark, table).write(rows, args.op, extra_metadata=extra)
+    size = sum(f.size for f in drop.files)
+    instant_time = SparkWriter(spark, table).write(
+        rows, args.op, extra_metadata=extra, input_bytes=size
+    )
     if instant_time is None:
         return cli.result(JOB, args.base_path, None, files=len(drop.files), **source)
     commit = table.inspect.commit(instant_time)

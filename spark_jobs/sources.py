@@ -108,11 +108,16 @@ class ArrowFiles:
     never cross from the JVM to Python row by row."""
 
     def __init__(
-        self, paths: list[str], source_format: str, options: Mapping[str, str] | None = None
+        self,
+        paths: list[str],
+        source_format: str,
+        options: Mapping[str, str] | None = None,
+        size: int | None = None,
     ) -> None:
         self.paths = paths
         self.source_format = source_format
         self.options = dict(options or {})  # to reach an object store from the executors
+        self.size = size  # the files' bytes, when the listing said
         if source_format == "avro":
             # The first file's schema (Spark has no Avro reader without the spark-avro jar).
             with _open(paths[0], self.options) as handle:
@@ -131,6 +136,10 @@ class ArrowFiles:
         for batch in names:
             for path in batch.column(0).to_pylist():
                 yield self._read(path)
+
+    def read_all(self) -> pa.Table:
+        """Every file's rows, read here (the driver, for a small input)."""
+        return pa.concat_tables([self._read(path) for path in self.paths])
 
     def to_dataframe(self, spark: SparkSession) -> DataFrame:
         from pyspark.sql.pandas.types import from_arrow_schema
@@ -160,7 +169,7 @@ def read_files(
     and CSV as a DataFrame of Spark's readers (schemas inferred; CSV files have a header)."""
     paths = [f.path for f in files]
     if source_format in ("parquet", "avro"):
-        return ArrowFiles(paths, source_format, options)
+        return ArrowFiles(paths, source_format, options, sum(f.size for f in files))
     if source_format == "json":
         return spark.read.json(paths)
     return spark.read.csv(paths, header=True, inferSchema=True)

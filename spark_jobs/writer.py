@@ -48,8 +48,9 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +64,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hudi_core import HudiTable, SchemaError, WriteOperation
 from hudi_core.config import write_options as W
+from hudi_core.config.option import Options
 from hudi_core.distributed import (
     DELETE_COLUMN,
     NO_BUCKET,
@@ -93,6 +95,7 @@ from hudi_core.distributed import (
     running_attempt,
     without_located,
 )
+from hudi_core.engine import LocalEngine
 from spark_jobs import blobs
 from spark_jobs.blobs import FILE_ID
 from spark_jobs.engine import SparkEngine, current_attempt
@@ -130,16 +133,27 @@ class SparkWriter:
         operation: WriteOperation | str = WriteOperation.UPSERT,
         options: Mapping[str, Any] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        input_bytes: int | None = None,
     ) -> str | None:
         """Writes `df` (or files Python reads on the executors); returns the instant time,
         None when there was nothing to write. A HudiError raised on an executor is raised
-        here as itself (spark_jobs.task_errors), before anything is committed."""
+        here as itself (spark_jobs.task_errors), before anything is committed.
+
+        An input of at most hoodie.spark.local.threshold.bytes (`input_bytes` when the caller
+        knows them, as from listed source files, else Spark's estimate of the DataFrame) is
+        written on the driver by hudi_core's local engine: a small write then costs no Python
+        worker, no shuffle and none of the Spark jobs of the steps below."""
         merged = {**self.table.options, **(options or {})}
+        self.index_reads = IndexReads()
+        if self._on_driver(df, merged, input_bytes):
+            rows = df.read_all() if isinstance(df, ArrowFiles) else _driver_rows(self.spark, df)
+            client = WriteClient(self.table.storage, self.table.config, LocalEngine())
+            return client.write(rows, operation, merged, extra_metadata)
         client = WriteClient(self.table.storage, self.table.config, self.engine)
         self.errors = TaskErrors(self.spark)  # this write's: none outlives it
         self.keys_read = self.spark.sparkContext.accumulator(0)  # base files, see IndexReads
-        self.index_reads = IndexReads()
-        with _Cache(self.spark, self.errors) as cache:
+        write_conf = {**_WRITE_CONF, _SHUFFLE_PARTITIONS: str(self.engine.parallelism)}
+        with _Cache(self.spark, self.errors) as cache, _session_conf(self.spark, write_conf):
             job = client.start(operation, merged)
             operation = job.operation
             # Into a bucket-indexed table a bulk insert goes by bucket too, as in hudi_core.
@@ -154,6 +168,20 @@ class SparkWriter:
                 return self._bulk_insert(job, df, cache, extra_metadata)
             return self._routed_write(job, df, cache, extra_metadata)
 
+    def _on_driver(
+        self, df: DataFrame | ArrowFiles, options: Mapping[str, Any], input_bytes: int | None
+    ) -> bool:
+        """Whether the input is small enough to write on the driver (see `write`)."""
+        key = W.SPARK_LOCAL_THRESHOLD_BYTES.key
+        given = options.get(key, self.spark.conf.get(key, None))
+        layer = {} if given is None else {key: given}
+        threshold = Options(layer).get_option(W.SPARK_LOCAL_THRESHOLD_BYTES)
+        if threshold <= 0:
+            return False
+        if input_bytes is None:
+            input_bytes = df.size if isinstance(df, ArrowFiles) else _estimated_bytes(df)
+        return input_bytes is not None and input_bytes <= threshold
+
     def _routed_write(
         self,
         job: WriteJob,
@@ -166,7 +194,7 @@ class SparkWriter:
         else:
             arrow_schema, files, df = _arrow_schema(self.spark, source), None, source
         rows_schema, data_schema = _prepared_schema(job, arrow_schema)
-        shuffle = _shuffle_values(self.spark, self._shuffle_partitions(job, df))
+        shuffle = _shuffle_values(self._shuffle_partitions(job, df))
         planner = job.planner
         by_bucket = planner.bucket_index is not None
         preparer = _PrepareBlobs(job.preparer, rows_schema, shuffle, files, planner.bucket_index)
@@ -213,6 +241,7 @@ class SparkWriter:
         job, counts, tagged = routed.job, routed.counts, routed.split
         if job.planner.combine or routed.lookup.slices:
             tagged, counts = cache.counted(self._combined_and_tagged(routed))
+            cache.release(routed.split)  # read again only through the shuffle's files
             self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
         return tagged, job.planner.buckets_for_counts(counts, view, job.sizing), None
 
@@ -226,6 +255,7 @@ class SparkWriter:
         combine = job.preparer if job.planner.combine else None
         if routed.lookup.drops_stored and routed.lookup.slices:
             tagged, counts = cache.bucket_counted(self._combined_and_tagged(routed))
+            cache.release(routed.split)  # read again only through the shuffle's files
             self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
             combine = None
         return tagged, job.planner.buckets_for_bucket_counts(counts, view), combine
@@ -284,7 +314,7 @@ class SparkWriter:
         (`every_partition`): a key may be in a candidate of any partition."""
         ranges = self._key_ranges(context, bloom) if bloom.prune_by_ranges else None
         tasks = _file_tasks(len(context.slices))
-        by_file = _shuffle_values(self.spark, tasks)
+        by_file = _shuffle_values(tasks)
         partitions = [s.partition_path for s in context.slices]
         probes = _KeyProbes(partitions, ranges, by_file, every_partition)
         sent = routed.split.mapInArrow(self.errors.guard(probes), blobs.SPARK_SCHEMA)
@@ -318,7 +348,7 @@ class SparkWriter:
         combine: BatchPreparer | None = None,
     ) -> list[WriteStat]:
         count = len(plan.buckets)
-        shuffle = _shuffle_values(self.spark, count)
+        shuffle = _shuffle_values(count)
         routed = tagged.mapInArrow(
             self.errors.guard(_RouteBlobs(plan, shuffle)), blobs.SPARK_SCHEMA
         )
@@ -817,6 +847,12 @@ class _Cache:
             self.errors.check()
             return cached, counts
 
+    def release(self, cached: DataFrame) -> None:
+        """Frees a cache the write no longer reads, so it never holds two copies of the
+        rows at once."""
+        cached.unpersist()
+        self.cached = [df for df in self.cached if df is not cached]
+
     def partitions_of(self, rows: DataFrame) -> tuple[DataFrame, set[str]]:
         """`rows` cached, and the partition paths they hold."""
         with self._uncompressed():
@@ -829,14 +865,32 @@ class _Cache:
         self.cached.append(cached)
         return cached
 
-    @contextmanager
-    def _uncompressed(self) -> Iterator[None]:
-        before = self.spark.conf.get(self._COMPRESSED)
-        self.spark.conf.set(self._COMPRESSED, "false")
-        try:
-            yield
-        finally:
-            self.spark.conf.set(self._COMPRESSED, before)
+    def _uncompressed(self) -> AbstractContextManager[None]:
+        return _session_conf(self.spark, {self._COMPRESSED: "false"})
+
+
+# Each of a write's steps sizes its shuffle itself (a Spark partition per key slot or
+# bucket), so adaptive execution has nothing to coalesce; it would only split every action
+# into a job per shuffle stage, each a scheduling round. What is left to the default
+# shuffle partitions (summing counts, distinct partition paths) is small: as many as cores.
+_WRITE_CONF = {"spark.sql.adaptive.enabled": "false"}
+_SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """The session's SQL conf with `settings` while the block runs, then as it was."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 @dataclass(frozen=True)
@@ -857,6 +911,25 @@ class _Routed:
 def _file_tasks(files: int) -> int:
     """Tasks reading `files` base files for the index: one per file, up to MAX_FILE_TASKS."""
     return max(1, min(files, MAX_FILE_TASKS))
+
+
+# Logical plan nodes whose rows Python functions make: Spark cannot size their output.
+_PYTHON_ROWS = re.compile(r"\b(\w*MapIn(Arrow|Pandas)|FlatMap\w*In(Arrow|Pandas)|Python\w*)\b")
+
+
+def _estimated_bytes(df: DataFrame) -> int | None:
+    """Spark's estimate of the DataFrame's size (file sizes for a file source, the rows of a
+    local relation); None when Python functions make its rows, whose size Spark cannot know."""
+    plan = df._jdf.queryExecution().optimizedPlan()
+    if _PYTHON_ROWS.search(plan.treeString()):
+        return None
+    return int(str(plan.stats().sizeInBytes()))  # a Scala BigInt, or an int py4j converted
+
+
+def _driver_rows(spark: SparkSession, df: DataFrame) -> pa.Table:
+    """The DataFrame's rows collected to the driver as Arrow (by the JVM: no Python worker),
+    in the schema executors would have seen them in."""
+    return df.toArrow().cast(_arrow_schema(spark, df))
 
 
 def _arrow_schema(spark: SparkSession, df: DataFrame) -> pa.Schema:
@@ -892,18 +965,40 @@ def _stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], ["stat"])
 
 
-def _shuffle_values(spark: SparkSession, count: int) -> np.ndarray:
+def _shuffle_values(count: int) -> np.ndarray:
     """For each target t < count, a value whose hash partitioning (Spark's Murmur3 over a
     long, modulo `count`) is t: so the shuffle puts every target (a key slot, a bucket) in a
-    Spark partition of its own, and no task does two while another idles."""
+    Spark partition of its own, and no task does two while another idles. Found here, by
+    Spark's own hash function in numpy, rather than by a Spark job."""
     found = np.full(count, -1, dtype=np.int64)
-    span = 32 * count
+    start = 0
     while (found < 0).any():
-        candidates = spark.range(span - 32 * count, span).select(
-            "id", F.pmod(F.hash("id"), F.lit(count)).alias("p")
-        )
-        for value, partition in candidates.collect():
-            if found[partition] < 0:
-                found[partition] = value
-        span += 32 * count
+        values = np.arange(start, start + 32 * count, dtype=np.int64)
+        partitions = spark_partition_of(values, count)
+        missing = found[partitions] < 0
+        # The first value for each partition, as the values come.
+        firsts = np.unique(partitions[missing], return_index=True)
+        found[firsts[0]] = values[missing][firsts[1]]
+        start += 32 * count
     return found
+
+
+def spark_partition_of(values: np.ndarray, count: int) -> np.ndarray:
+    """pmod(hash(value), count) for longs: Spark's HashPartitioning of a long column
+    (Murmur3_x86_32.hashLong with seed 42)."""
+    words = values.astype(np.int64).view(np.uint64)
+    h = np.full(len(values), 42, dtype=np.uint32)
+    for word in ((words & 0xFFFFFFFF).astype(np.uint32), (words >> 32).astype(np.uint32)):
+        k = word * np.uint32(0xCC9E2D51)
+        k = (k << np.uint32(15)) | (k >> np.uint32(17))
+        k *= np.uint32(0x1B873593)
+        h ^= k
+        h = (h << np.uint32(13)) | (h >> np.uint32(19))
+        h = h * np.uint32(5) + np.uint32(0xE6546B64)
+    h ^= np.uint32(8)
+    h ^= h >> np.uint32(16)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    h *= np.uint32(0xC2B2AE35)
+    h ^= h >> np.uint32(16)
+    return np.mod(h.view(np.int32).astype(np.int64), count)

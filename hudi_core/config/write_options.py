@@ -111,6 +111,15 @@ BULK_INSERT_SORT_MODE = ConfigOption(
     "order within each partition.",
     choices=("GLOBAL_SORT", "PARTITION_SORT", "NONE"),
 )
+SPARK_LOCAL_THRESHOLD_BYTES = ConfigOption(
+    "hoodie.spark.local.threshold.bytes",
+    32 << 20,
+    "A Spark write whose input is at most this many bytes (source files, else Spark's size "
+    "estimate of the DataFrame) runs on the driver with hudi_core's local engine: no Python "
+    "worker, no shuffle, the same table. 0 sends every write through the executors. Also "
+    "read from the Spark session's conf (SET hoodie.spark.local.threshold.bytes=...).",
+    parse=int,
+)
 UPSERT_PARALLELISM = ConfigOption(
     "hoodie.upsert.shuffle.parallelism",
     0,

@@ -26,6 +26,9 @@ def spark():
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    # Tests write small inputs: keep them on the executors, the path they test (a test of
+    # the driver path for small inputs sets the option on its write).
+    session.conf.set("hoodie.spark.local.threshold.bytes", "0")
     datasource.register(session)
     yield session
     session.stop()

@@ -53,6 +53,8 @@ TABLE_FLAGS = [
     "ts",
     "--hoodie-conf",
     "hoodie.parquet.small.file.limit=0",  # updates of drop 2 go to log files
+    "--hoodie-conf",
+    "hoodie.spark.local.threshold.bytes=0",  # small drops, yet written by the workers
 ]
 COMPACT_FLAGS = [
     "--table-name",
