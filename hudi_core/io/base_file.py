@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -270,12 +270,16 @@ def read_base_file(storage: Storage, path: str, columns: list[str] | None = None
         return pq.read_table(storage.full_path(path), columns=columns, filesystem=storage.fs)
 
 
-def read_base_file_with_footer(storage: Storage, path: str) -> tuple[pa.Table, dict[str, str]]:
-    """All rows of a base file and its footer key-value metadata, from one open."""
+def read_base_file_with_footer(
+    storage: Storage, path: str, without: Collection[str] = ()
+) -> tuple[pa.Table, dict[str, str]]:
+    """All rows of a base file (all columns but those `without`) and its footer key-value
+    metadata, from one open."""
     with parquet_errors(storage, path), storage.fs.open_input_file(storage.full_path(path)) as f:
         parquet = pq.ParquetFile(f)
         footer = parquet.metadata.metadata or {}
-        return parquet.read(), _decoded(footer)
+        columns = [name for name in parquet.schema_arrow.names if name not in without]
+        return parquet.read(columns=columns), _decoded(footer)
 
 
 def read_footer(storage: Storage, path: str) -> dict[str, str]:

@@ -182,7 +182,9 @@ class MergeTask:
     def run(self, settings: WriteSettings) -> list[WriteStat]:
         started = time.monotonic()
         path = new_file_path(settings, self.task_id, self.partition_path, self.file_id)
-        stored, footer = read_base_file_with_footer(settings.storage, self.base_file.path)
+        # The partition path and file name are set anew for the new file: not read at all.
+        renamed = (PARTITION_PATH_FIELD, FILE_NAME_FIELD)
+        stored, footer = read_base_file_with_footer(settings.storage, self.base_file.path, renamed)
         stored = as_rows_of(stored, path, settings)
         plan = _merge_plan(stored, self.rows, settings, self.task_id, path, self.match_keys)
         bloom, new_keys = self._bloom_filter(settings, footer, plan)
