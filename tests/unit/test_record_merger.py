@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -15,6 +18,7 @@ from hudi_core.merge.record_merger import (
     PARTIAL_UPDATE,
     SEQ_COLUMN,
     RecordMerger,
+    _replaced_in_place,
 )
 from tests import oracle
 
@@ -180,3 +184,39 @@ def test_payloads_through_table_writes(tmp_path, table_type, payload):
     assert rows == expected
     if payload != PARTIAL_UPDATE:  # hudi-rs refuses to merge with PartialUpdateAvroPayload
         oracle.assert_same_table(table.read(), oracle.snapshot(table.storage.base_path))
+
+
+@pytest.mark.parametrize("changed", [0.02, 0.3, 0.9])
+@pytest.mark.parametrize("nulls", [False, True])
+def test_rows_replaced_in_place_equal_a_row_by_row_replace(changed, nulls):
+    """Every column kind through every path of the in-place replace: kept when unchanged
+    (few changed rows), overwritten in numpy (numbers and times without nulls), masked
+    (fixed width with nulls), gathered (strings, nested); always the row-by-row result."""
+    rng = np.random.default_rng(7)
+    n = 400
+    positions = np.sort(rng.choice(n, int(n * changed), replace=False))
+
+    def column(seed: int, length: int) -> dict[str, pa.Array]:
+        values = np.arange(length) + seed
+        mask = (values % 7 == 0) if nulls else None
+        return {
+            "i": pa.array(values, pa.int64(), mask=mask),
+            "f": pa.array(values * 0.5, pa.float64(), mask=mask),
+            "t": pa.array(values * 1000, pa.timestamp("us", tz="UTC"), mask=mask),
+            "d": pa.array([dt.date(2020, 1, 1 + v % 28) for v in values], pa.date32(), mask=mask),
+            "flag": pa.array(values % 2 == 0, mask=mask),
+            "s": pa.array([f"s{v}" for v in values], mask=mask),
+            "same": pa.array([f"k{v}" for v in range(length)]),  # equal where replaced
+            "l": pa.array([[int(v)] for v in values], pa.list_(pa.int64()), mask=mask),
+        }
+
+    stored = pa.table(column(0, n))
+    stored = pa.concat_tables([stored.slice(0, n // 3), stored.slice(n // 3)])  # two chunks
+    values = pa.table(column(10_000, len(positions)))
+    values = values.set_column(6, "same", stored.column("same").take(pa.array(positions)))
+    replaced = _replaced_in_place(stored, positions, values)
+    expected = stored.to_pylist()
+    for position, row in zip(positions, values.to_pylist(), strict=True):
+        expected[position] = row
+    assert replaced.schema == stored.schema
+    assert replaced.to_pylist() == expected
