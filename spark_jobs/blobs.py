@@ -133,6 +133,9 @@ def by_key_slot(rows: pa.Table, slots: int) -> Iterator[tuple[int, pa.Table]]:
 def split_by(rows: pa.Table, targets: np.ndarray) -> Iterator[tuple[int, pa.Table]]:
     """`rows` split by each row's target: one gather in target order, then a slice per
     target (a gather per target would touch every row each time)."""
+    if len(targets) and targets.min() == targets.max():  # one target: no gather at all
+        yield int(targets[0]), rows
+        return
     order = np.argsort(targets, kind="stable")
     ordered = targets[order]
     rows = rows.take(pa.array(order))

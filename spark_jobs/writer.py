@@ -63,8 +63,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
 from hudi_core import HudiTable, SchemaError, WriteOperation
+from hudi_core.config import Options
 from hudi_core.config import write_options as W
-from hudi_core.config.option import Options
 from hudi_core.distributed import (
     DELETE_COLUMN,
     NO_BUCKET,
@@ -173,9 +173,8 @@ class SparkWriter:
     ) -> bool:
         """Whether the input is small enough to write on the driver (see `write`)."""
         key = W.SPARK_LOCAL_THRESHOLD_BYTES.key
-        given = options.get(key, self.spark.conf.get(key, None))
-        layer = {} if given is None else {key: given}
-        threshold = Options(layer).get_option(W.SPARK_LOCAL_THRESHOLD_BYTES)
+        session = {key: self.spark.conf.get(key, None)}  # the write's options win
+        threshold = Options(session, options).get_option(W.SPARK_LOCAL_THRESHOLD_BYTES)
         if threshold <= 0:
             return False
         if input_bytes is None:
@@ -239,11 +238,16 @@ class SparkWriter:
         (under a global index, with the moves of keys between partitions spelled out), then
         bucketed (small files, new file groups) from the counts of the tagged rows."""
         job, counts, tagged = routed.job, routed.counts, routed.split
-        if job.planner.combine or routed.lookup.slices:
+        combine = None
+        if routed.lookup.slices or (job.planner.combine and isinstance(job.index, GlobalIndex)):
             tagged, counts = cache.counted(self._combined_and_tagged(routed))
             cache.release(routed.split)  # read again only through the shuffle's files
             self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
-        return tagged, job.planner.buckets_for_counts(counts, view, job.sizing), None
+        elif job.planner.combine:
+            # No stored key to meet (a new table, new partitions): each key's rows all go to
+            # its insert bucket, whose write task pre-combines them, a shuffle saved.
+            combine = job.preparer
+        return tagged, job.planner.buckets_for_counts(counts, view, job.sizing), combine
 
     def _by_bucket(
         self, routed: _Routed, view: FileSystemView, cache: _Cache
@@ -349,9 +353,8 @@ class SparkWriter:
     ) -> list[WriteStat]:
         count = len(plan.buckets)
         shuffle = _shuffle_values(count)
-        routed = tagged.mapInArrow(
-            self.errors.guard(_RouteBlobs(plan, shuffle)), blobs.SPARK_SCHEMA
-        )
+        router = _RouteBlobs(plan, shuffle, deletes_follow_keys=combine is not None)
+        routed = tagged.mapInArrow(self.errors.guard(router), blobs.SPARK_SCHEMA)
         runner = self.errors.guard(_RunBuckets(plan, settings, match_keys, rows_schema, combine))
         stats = routed.repartition(count, "slot").mapInArrow(runner, STATS_SCHEMA)
         return [WriteStat.from_json(json.loads(row.stat)) for row in self.errors.collect(stats)]
@@ -437,7 +440,7 @@ class _PrepareBlobs:
         self.bucket_index = bucket_index  # if any, rows are counted by bucket
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        tables = self.files.tables(batches) if self.files else map(pa.table, batches)
+        tables = self.files.tables(batches) if self.files else _coalesced(batches, FLUSH_BYTES)
         pending, size = [], 0
         for table in tables:
             rows, _ = self.preparer.prepare(table, combine=False)
@@ -704,9 +707,12 @@ def _read_each(reader: StoredRecordReader, lookups: list[Any]) -> list[pa.Table]
 class _RouteBlobs:
     """Splits tagged rows by bucket (the blob's part), shuffled to the bucket's partition."""
 
-    def __init__(self, plan: BucketPlan, shuffle: np.ndarray) -> None:
+    def __init__(
+        self, plan: BucketPlan, shuffle: np.ndarray, deletes_follow_keys: bool = False
+    ) -> None:
         self.plan = plan
         self.shuffle = shuffle  # the shuffle value of each bucket
+        self.deletes_follow_keys = deletes_follow_keys  # the write tasks pre-combine
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -715,7 +721,7 @@ class _RouteBlobs:
                     file_ids = rows.column(FILE_ID)
                 else:
                     file_ids = pa.nulls(rows.num_rows, pa.string())
-                buckets = self.plan.route(rows, file_ids)
+                buckets = self.plan.route(rows, file_ids, self.deletes_follow_keys)
                 for bucket, part in blobs.split_by(rows, buckets):
                     if bucket != NO_BUCKET:
                         yield from blobs.batches_of(part, int(self.shuffle[bucket]), part=bucket)
@@ -947,6 +953,21 @@ def _required(data_schema: pa.Schema | None) -> pa.Schema:
     if data_schema is None:
         raise SchemaError("nothing to write: the table has no schema and the batch none")
     return data_schema
+
+
+def _coalesced(batches: Iterator[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
+    """Consecutive batches as tables of about `size` bytes: Spark hands Python small batches
+    (10,000 rows), and preparing each alone would repeat the fixed costs a thousand times."""
+    pending: list[pa.RecordBatch] = []
+    total = 0
+    for batch in batches:
+        pending.append(batch)
+        total += batch.nbytes
+        if total >= size:
+            yield pa.Table.from_batches(pending)
+            pending, total = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending)
 
 
 def _all_rows(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:

@@ -65,14 +65,22 @@ class BucketPlan:
     # Changelog mode (write.changelog): a new key's deletes go with its other rows.
     every_change: bool = False
 
-    def route(self, rows: pa.Table, file_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        """The bucket of every prepared row (NO_BUCKET for deletes of unknown keys)."""
+    def route(
+        self,
+        rows: pa.Table,
+        file_ids: pa.Array | pa.ChunkedArray,
+        deletes_follow_keys: bool = False,
+    ) -> np.ndarray:
+        """The bucket of every prepared row (NO_BUCKET for deletes of unknown keys, unless
+        `deletes_follow_keys`: rows not yet pre-combined, whose deletes must meet the other
+        rows of their key in its insert bucket)."""
         out = np.full(rows.num_rows, NO_BUCKET, dtype=np.int64)
         tagged = pc.is_valid(file_ids).to_numpy(zero_copy_only=False)
         if tagged.any():
             out[tagged] = self._update_buckets(rows.filter(pa.array(tagged)), file_ids, tagged)
         deletes = rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
-        new_rows = np.flatnonzero(~tagged & (self.every_change | ~deletes))
+        keep_deletes = self.every_change or deletes_follow_keys
+        new_rows = np.flatnonzero(~tagged & (keep_deletes | ~deletes))
         if len(new_rows):
             out[new_rows] = self._insert_buckets(rows.take(pa.array(new_rows)))
         return out
@@ -96,6 +104,9 @@ class BucketPlan:
         keys = rows.column(RECORD_KEY_FIELD)
         share = hash_keys(keys).view(np.uint32) / float(1 << 32)  # in [0, 1)
         for partition, indices in row_indices_by_value(rows.column(PARTITION_PATH_FIELD)).items():
+            if partition not in self.insert_buckets:  # deletes only: no key of theirs is new
+                out[indices] = NO_BUCKET
+                continue
             ids, cumulative = self.insert_buckets[partition]
             slot = np.searchsorted(cumulative, share[indices], side="right")
             out[indices] = ids[np.minimum(slot, len(ids) - 1)]
@@ -125,10 +136,14 @@ class BucketIndexPlan(BucketPlan):
     by_number: dict[tuple[str, int], int] = field(default_factory=dict)  # -> Bucket id
 
     def route(
-        self, rows: pa.Table, file_ids: pa.Array | pa.ChunkedArray | None = None
+        self,
+        rows: pa.Table,
+        file_ids: pa.Array | pa.ChunkedArray | None = None,
+        deletes_follow_keys: bool = True,
     ) -> np.ndarray:
         """The bucket of every prepared row (NO_BUCKET for a bucket the plan does not write:
-        a new one that only deletes); `file_ids` (tags) are not needed."""
+        a new one that only deletes); `file_ids` (tags) are not needed, and deletes always go
+        with their key."""
         assert self.index is not None
         out = np.full(rows.num_rows, NO_BUCKET, dtype=np.int64)
         if rows.num_rows == 0:

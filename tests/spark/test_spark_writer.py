@@ -129,7 +129,6 @@ def _assert_duplicates_pre_combined(pair: Pair, winners: range, losers: range, t
 ALLOWED_COLLECTS = {
     (PARTITION_PATH_FIELD,): "partitions a bulk insert writes",
     ("partition", "file_id", "is_delete", "rows"): "rows per file group",
-    ("id", "p"): "shuffle value of each key slot and bucket",
     ("stat",): "write stats",
     ("p",): "partitions to delete",
 }
@@ -201,6 +200,26 @@ def test_copy_on_write_writes_match_local_writes_and_keep_rows_off_the_driver(
     by_key = _rows_by_key(pair.snapshot())
     assert all((_key(k) in by_key) == (k % 2 == 1) for k in range(40, 50))
     _assert_only_counts_and_stats_collected(driver_collects)
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_first_upsert_pre_combines_in_its_write_tasks_as_locally(spark, tmp_path, table_type):
+    """Into a new table no stored key is looked up, so a key's rows meet in the write task of
+    its insert bucket (no shuffle by key): duplicates, keys inserted and deleted in the batch,
+    deletes of keys never written and a partition of deletes only come out as locally."""
+    pair = Pair(spark, tmp_path, table_type)
+    batch = _with_duplicates(range(0, 40), range(5, 10), range(30, 33), ts=2)
+    inserted_then_deleted = _with_is_deleted(trips(list(range(10, 20)), 3, 3))
+    never_written = trips(list(range(100, 104)), 4, 4, cities=["pune"])  # deletes only
+    never_written = never_written.append_column(IS_DELETED, pa.array([True] * 4))
+    batch = batch.append_column(IS_DELETED, pa.array([False] * len(batch)))
+    pair.write(pa.concat_tables([batch, inserted_then_deleted, never_written]), "upsert")
+    pair.assert_same_contents("first upsert")
+    _assert_duplicates_pre_combined(pair, range(5, 10), range(30, 33), ts=2)
+    by_key = _rows_by_key(pair.snapshot())
+    assert all((_key(k) in by_key) == (k % 2 == 1) for k in range(10, 20))
+    assert not {_key(k) for k in range(100, 104)} & set(by_key)
+    assert "pune" not in pair.snapshot().column("city").to_pylist()
 
 
 def test_merge_on_read_writes_match_local_writes_and_keep_rows_off_the_driver(
