@@ -327,16 +327,32 @@ class BloomFilter(ABC):
 
     type_code: ClassVar[str]
 
-    def __init__(self, vector_size: int, num_hashes: int, hash_type: int, rows: np.ndarray):
+    def __init__(
+        self, vector_size: int, num_hashes: int, hash_type: int, rows: np.ndarray | _PackedRows
+    ):
         self.vector_size = vector_size
         self.num_hashes = num_hashes
         self.hash_type = hash_type
-        self._rows = rows  # (row count, vector_size) bool
+        # (row count, vector_size) bool; as read from a footer, unpacked on first use: a
+        # merge that adds no key writes the footer's string again and never needs the bits.
+        self._bits = rows
         self._serialized: str | None = None  # as read from a footer, until keys are added
 
     @property
+    def _rows(self) -> np.ndarray:
+        if isinstance(self._bits, _PackedRows):
+            self._bits = self._bits.unpacked(self.vector_size)
+        return self._bits
+
+    @_rows.setter
+    def _rows(self, rows: np.ndarray) -> None:
+        self._bits = rows
+
+    @property
     def num_rows(self) -> int:
-        return int(self._rows.shape[0])
+        if isinstance(self._bits, _PackedRows):
+            return len(self._bits.rows)
+        return int(self._bits.shape[0])
 
     def add_keys(self, keys: KeysLike) -> None:
         """Adds string keys (their UTF-8 bytes); nulls and empty strings are refused."""
@@ -429,7 +445,7 @@ class DynamicBloomFilter(BloomFilter):
         vector_size: int,
         num_hashes: int,
         hash_type: int,
-        rows: np.ndarray,
+        rows: np.ndarray | _PackedRows,
         row_capacity: int,
         max_entries: int,
         active_count: int = 0,
@@ -576,14 +592,25 @@ def _read_header(reader: _Reader) -> tuple[int, int, int]:
     return vector_size, num_hashes, hash_type
 
 
-def _read_bits(reader: _Reader, vector_size: int) -> np.ndarray:
-    packed = np.frombuffer(reader.take((vector_size + 7) // 8), dtype=np.uint8)
-    return np.unpackbits(packed, count=vector_size, bitorder="little").view(bool)
+@dataclass(frozen=True)
+class _PackedRows:
+    """A filter's rows of bits as serialized (little-endian packed bytes, one per row)."""
+
+    rows: list[bytes]
+
+    def unpacked(self, vector_size: int) -> np.ndarray:
+        packed = np.frombuffer(b"".join(self.rows), dtype=np.uint8).reshape(len(self.rows), -1)
+        bits = np.unpackbits(packed, axis=1, count=vector_size, bitorder="little")
+        return bits.view(bool)
+
+
+def _read_bits(reader: _Reader, vector_size: int) -> bytes:
+    return reader.take((vector_size + 7) // 8)
 
 
 def _read_simple(reader: _Reader) -> SimpleBloomFilter:
     vector_size, num_hashes, hash_type = _read_header(reader)
-    rows = _read_bits(reader, vector_size)[None, :]
+    rows = _PackedRows([_read_bits(reader, vector_size)])
     return SimpleBloomFilter(vector_size, num_hashes, hash_type, rows)
 
 
@@ -598,13 +625,16 @@ def _read_dynamic(reader: _Reader) -> DynamicBloomFilter:
             raise CorruptFileError(f"dynamic bloom filter row {row} differs from its header")
         rows.append(_read_bits(reader, header[0]))
     return DynamicBloomFilter(
-        *header, np.stack(rows), row_capacity, max_entries=0, active_count=active_count
+        *header, _PackedRows(rows), row_capacity, max_entries=0, active_count=active_count
     )
 
 
 def _decode_base64(serialized: str | bytes) -> bytes:
+    # binascii checks the alphabet in C; b64decode(validate=True) runs a regex over the
+    # whole string first, a megabyte for a filter of a few rows.
+    data = serialized.encode("ascii") if isinstance(serialized, str) else serialized
     try:
-        return base64.b64decode(serialized, validate=True)
+        return binascii.a2b_base64(data, strict_mode=True)
     except (binascii.Error, ValueError) as error:
         raise CorruptFileError(f"bloom filter is not valid base64: {error}") from error
 
