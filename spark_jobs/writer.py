@@ -7,7 +7,9 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 2. a shuffle brings every key's rows, and the copies of that key stored in the touched
    partitions' base files (every partition's, under a global index; read on executors),
    into one task: there duplicates are pre-combined and each row tagged with the file group
-   holding its key. Which base files have their keys read is hoodie.index.type's choice:
+   holding its key (with no stored key to meet, as into a new table, this step is skipped:
+   a key's rows all reach its insert bucket, whose write task pre-combines them). Which
+   base files have their keys read is hoodie.index.type's choice:
    - SIMPLE: every base file of the touched partitions, one task per file;
    - BLOOM: only the files whose footer says they may hold an incoming key. Executors read
      the candidates' min/max keys (one task per file), every row's key goes to the files of
@@ -37,6 +39,9 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 
 Only the input crosses from the JVM to Python row by row; after that rows travel as blobs,
 so a shuffle moves a few large values (see spark_jobs.blobs for why).
+
+An input of at most hoodie.spark.local.threshold.bytes skips all of this: the JVM collects
+it to the driver as Arrow and hudi_core's local engine writes it (see SparkWriter.write).
 
 Bulk inserts take Spark's own sort instead: rows are range-partitioned by partition path and
 key (or left where they are with hoodie.bulkinsert.sort.mode=NONE) and every Spark
