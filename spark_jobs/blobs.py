@@ -104,6 +104,14 @@ def batches_of(
         )
 
 
+def counts_only(rows: pa.Table) -> pa.RecordBatch:
+    """A blob row of `rows`' counts alone (no payload): what counting needs of them."""
+    return pa.RecordBatch.from_pylist(
+        [{"slot": -1, "kind": ROWS, "part": -1, "payload": b"", "counts": row_counts(rows)}],
+        schema=ARROW_SCHEMA,
+    )
+
+
 def row_counts(rows: pa.Table) -> list[dict]:
     """Rows per (partition path, file id, bucket, delete flag), as blob counts."""
 

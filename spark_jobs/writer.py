@@ -38,7 +38,11 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 5. the driver collects the write stats and completes the instant.
 
 Only the input crosses from the JVM to Python row by row; after that rows travel as blobs,
-so a shuffle moves a few large values (see spark_jobs.blobs for why).
+so a shuffle moves a few large values (see spark_jobs.blobs for why). Files Python reads
+itself (parquet and Avro drops of the ingest job) are not cached: step 1 counts their rows,
+and they are read and prepared again where the rows are needed, routed straight to their
+buckets when no stored key is looked up; re-reading them costs less than the JVM keeping an
+encoded copy of every row.
 
 An input of at most hoodie.spark.local.threshold.bytes skips all of this: the JVM collects
 it to the driver as Arrow and hudi_core's local engine writes it (see SparkWriter.write).
@@ -51,6 +55,7 @@ as upserts do.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -207,8 +212,14 @@ class SparkWriter:
         # batch (null keys, say) fails with nothing to roll back.
         counts: list[BatchCount] = []
         bucket_counts: list[BucketCount] = []
+        reprepared = None
         if by_bucket:
             split, bucket_counts = cache.bucket_counted(split)
+        elif files is not None:
+            # Files Python reads are read and prepared again where their rows are needed:
+            # cheaper than caching an encoded copy of every row in the JVM.
+            counts = self._counted_only(df, preparer)
+            reprepared = _Reprepared(df, preparer)
         else:
             split, counts = cache.counted(split)
         if not (counts or bucket_counts) and planner.skips_empty_batch:
@@ -220,7 +231,9 @@ class SparkWriter:
             replaced = planner.replaced(view.latest_slices(), touched)
             every_partition = isinstance(job.index, GlobalIndex)
             lookup = planner.lookup(view.latest_slices(), touched, every_partition)
-            routed = _Routed(job, split, counts, bucket_counts, lookup, rows_schema, shuffle)
+            routed = _Routed(
+                job, split, counts, bucket_counts, lookup, rows_schema, shuffle, reprepared
+            )
             if by_bucket:
                 tagged, plan, combine = self._by_bucket(routed, view, cache)
             else:
@@ -236,13 +249,21 @@ class SparkWriter:
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
 
+    def _counted_only(self, df: DataFrame, preparer: _PrepareBlobs) -> list[BatchCount]:
+        """The prepared rows' counts, nothing of the rows kept."""
+        counted = df.mapInArrow(self.errors.guard(preparer.counting()), blobs.SPARK_SCHEMA)
+        counts = blobs.summed_counts(counted)
+        self.errors.check()
+        return [BatchCount(*count) for count in counts]
+
     def _by_key(
         self, routed: _Routed, view: FileSystemView, cache: _Cache
-    ) -> tuple[DataFrame, BucketPlan, BatchPreparer | None]:
+    ) -> tuple[DataFrame | _Reprepared, BucketPlan, BatchPreparer | None]:
         """SIMPLE, BLOOM and the global indexes: rows tagged by their keys' stored copies
         (under a global index, with the moves of keys between partitions spelled out), then
         bucketed (small files, new file groups) from the counts of the tagged rows."""
-        job, counts, tagged = routed.job, routed.counts, routed.split
+        job, counts = routed.job, routed.counts
+        tagged: DataFrame | _Reprepared = routed.reprepared or routed.split
         combine = None
         if routed.lookup.slices or (job.planner.combine and isinstance(job.index, GlobalIndex)):
             tagged, counts = cache.counted(self._combined_and_tagged(routed))
@@ -349,7 +370,7 @@ class SparkWriter:
 
     def _write_buckets(
         self,
-        tagged: DataFrame,
+        tagged: DataFrame | _Reprepared,
         plan: BucketPlan,
         settings: WriteSettings,
         match_keys: bool,
@@ -359,7 +380,11 @@ class SparkWriter:
         count = len(plan.buckets)
         shuffle = _shuffle_values(count)
         router = _RouteBlobs(plan, shuffle, deletes_follow_keys=combine is not None)
-        routed = tagged.mapInArrow(self.errors.guard(router), blobs.SPARK_SCHEMA)
+        if isinstance(tagged, _Reprepared):  # prepared again and routed in one step
+            source, routing = tagged.df, tagged.preparer.routing(router)
+        else:
+            source, routing = tagged, router
+        routed = source.mapInArrow(self.errors.guard(routing), blobs.SPARK_SCHEMA)
         runner = self.errors.guard(_RunBuckets(plan, settings, match_keys, rows_schema, combine))
         stats = routed.repartition(count, "slot").mapInArrow(runner, STATS_SCHEMA)
         return [WriteStat.from_json(json.loads(row.stat)) for row in self.errors.collect(stats)]
@@ -443,6 +468,20 @@ class _PrepareBlobs:
         self.shuffle = shuffle  # the shuffle value of each key slot
         self.files = files
         self.bucket_index = bucket_index  # if any, rows are counted by bucket
+        self.counts_only = False  # blobs of counts alone
+        self.router: _RouteBlobs | None = None  # blobs by bucket instead of by key slot
+
+    def counting(self) -> _PrepareBlobs:
+        """The same preparation, handing back the rows' counts only."""
+        counting = copy.copy(self)
+        counting.counts_only = True
+        return counting
+
+    def routing(self, router: _RouteBlobs) -> _PrepareBlobs:
+        """The same preparation, the rows routed to their buckets (by `router`)."""
+        routing = copy.copy(self)
+        routing.router = router
+        return routing
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tables = self.files.tables(batches) if self.files else _coalesced(batches, FLUSH_BYTES)
@@ -463,8 +502,14 @@ class _PrepareBlobs:
     def _packed(self, pending: list[pa.Table]) -> Iterator[pa.RecordBatch]:
         if not pending:
             return
-        for slot, rows in blobs.by_key_slot(pa.concat_tables(pending), len(self.shuffle)):
-            yield from blobs.batches_of(rows, int(self.shuffle[slot]), counted=True)
+        rows = pa.concat_tables(pending)
+        if self.counts_only:
+            yield blobs.counts_only(rows)
+        elif self.router is not None:
+            yield from self.router.routed(rows)
+        else:
+            for slot, part in blobs.by_key_slot(rows, len(self.shuffle)):
+                yield from blobs.batches_of(part, int(self.shuffle[slot]), counted=True)
 
 
 class _StoredKeyBlobs:
@@ -722,14 +767,18 @@ class _RouteBlobs:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for _, rows in blobs.decode(pa.table(batch)):
-                if FILE_ID in rows.column_names:
-                    file_ids = rows.column(FILE_ID)
-                else:
-                    file_ids = pa.nulls(rows.num_rows, pa.string())
-                buckets = self.plan.route(rows, file_ids, self.deletes_follow_keys)
-                for bucket, part in blobs.split_by(rows, buckets):
-                    if bucket != NO_BUCKET:
-                        yield from blobs.batches_of(part, int(self.shuffle[bucket]), part=bucket)
+                yield from self.routed(rows)
+
+    def routed(self, rows: pa.Table) -> Iterator[pa.RecordBatch]:
+        """Blobs of `rows` (tagged, or not yet) by bucket."""
+        if FILE_ID in rows.column_names:
+            file_ids = rows.column(FILE_ID)
+        else:
+            file_ids = pa.nulls(rows.num_rows, pa.string())
+        buckets = self.plan.route(rows, file_ids, self.deletes_follow_keys)
+        for bucket, part in blobs.split_by(rows, buckets):
+            if bucket != NO_BUCKET:
+                yield from blobs.batches_of(part, int(self.shuffle[bucket]), part=bucket)
 
 
 class _RunBuckets:
@@ -917,6 +966,16 @@ class _Routed:
     lookup: Lookup
     rows_schema: pa.Schema
     shuffle: np.ndarray
+    reprepared: _Reprepared | None = None  # the input, when it is prepared again
+
+
+@dataclass(frozen=True)
+class _Reprepared:
+    """An input whose rows are read and prepared again where they are needed (files Python
+    reads), rather than cached once prepared."""
+
+    df: DataFrame
+    preparer: _PrepareBlobs
 
 
 def _file_tasks(files: int) -> int:

@@ -105,6 +105,8 @@ class BucketPlan:
         share = hash_keys(keys).view(np.uint32) / float(1 << 32)  # in [0, 1)
         for partition, indices in row_indices_by_value(rows.column(PARTITION_PATH_FIELD)).items():
             if partition not in self.insert_buckets:  # deletes only: no key of theirs is new
+                if not pc.all(rows.column(DELETE_COLUMN).take(pa.array(indices))).as_py():
+                    raise InternalError(f"new rows of partition {partition!r} have no bucket")
                 out[indices] = NO_BUCKET
                 continue
             ids, cumulative = self.insert_buckets[partition]
