@@ -22,6 +22,7 @@ from hudi_core.timeline import ActiveTimeline
 from hudi_core.write.client import WriteClient
 from tests import datagen, oracle
 from tests.locks import lock_options
+from tests.processes import run_writers_beside
 from tests.tables import create_trips_table
 
 pytestmark = pytest.mark.slow
@@ -124,19 +125,7 @@ def _run_everyone(path: str, options: dict, folder: Path) -> tuple[list[list[dic
         target=_schedule_compactions,
         args=(path, options, first_round_done, writers_done, str(scheduled)),
     )
-    processes = [*writers, scheduler]
-    try:
-        for process in processes:
-            process.start()
-        for writer in writers:
-            writer.join(180)
-        writers_done.set()
-        scheduler.join(60)
-        assert [p.exitcode for p in processes] == [0, 0, 0], "a process crashed or hung"
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
+    run_writers_beside(writers, scheduler, writers_done, 180, 60)
     return [json.loads(out.read_text()) for out in outs], json.loads(scheduled.read_text())
 
 

@@ -19,6 +19,7 @@ from hudi_core.model.file_names import LogFileName
 from hudi_core.timeline import ActiveTimeline
 from tests import oracle
 from tests.locks import lock_options
+from tests.processes import run_writers_beside
 
 pytestmark = pytest.mark.slow
 
@@ -121,19 +122,7 @@ def test_two_streams_and_compaction_never_block_each_other(tmp_path):
     compactor = context.Process(
         target=_compact, args=(path, options, start, writers_done, compactor_out)
     )
-    processes = [*writers, compactor]
-    try:
-        for process in processes:
-            process.start()
-        for writer in writers:
-            writer.join(300)
-        writers_done.set()
-        compactor.join(120)
-        assert [p.exitcode for p in processes] == [0, 0, 0], "a process crashed or hung"
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
+    run_writers_beside(writers, compactor, writers_done, 300, 120)
     logs = [json.loads(Path(out).read_text()) for out in outs]
     compactions = json.loads(Path(compactor_out).read_text())
     assert [e for log in logs for e in log if "error" in e] == []  # no commit failed

@@ -18,6 +18,7 @@ from hudi_core.model.file_group import FileSlice, LogFile
 from hudi_core.model.file_names import LogFileName, log_file_name, log_suffix_stage_id
 from hudi_core.write.settings import log_suffix
 from tests import oracle
+from tests.tables import create_trips_table
 
 FILE_ID = "4f1b3c2e-8d9a-4e7b-9c1d-2a3b4c5d6e7f-0"
 BASE = "20240102030405678"
@@ -165,16 +166,8 @@ def _check_readers(table: HudiTable, expected: dict[str, dict], context: str) ->
 
 
 def test_two_writers_suffixes_name_their_logs_and_hudi_rs_reads_them(tmp_path):
-    path = str(tmp_path / "t")
-    HudiTable.create(
-        path,
-        name="trips",
-        table_type="MERGE_ON_READ",
-        record_key_fields=["uuid"],
-        partition_fields=["city"],
-        precombine_field="ts",
-        options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"},
-    )
+    bucket = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    path, _ = create_trips_table(tmp_path, "MERGE_ON_READ", bucket)
     writers = {s: HudiTable.open(path, options={SUFFIX: s}) for s in ("job1", "job2")}
     expected: dict[str, dict] = {}
     by_commit: dict[str, str] = {}  # instant -> the suffix of its writer
@@ -242,14 +235,7 @@ def test_two_writers_suffixes_name_their_logs_and_hudi_rs_reads_them(tmp_path):
 
 @pytest.mark.parametrize("bad", ["job_1", "job.1"])
 def test_a_bad_suffix_fails_before_any_instant_and_leaves_the_table_as_it_was(tmp_path, bad):
-    table = HudiTable.create(
-        str(tmp_path / "t"),
-        name="trips",
-        table_type="MERGE_ON_READ",
-        record_key_fields=["uuid"],
-        partition_fields=["city"],
-        precombine_field="ts",
-    )
+    _, table = create_trips_table(tmp_path, "MERGE_ON_READ")
     table.write(_trips([1, 2], 1.0), "insert")
     before = table.read()
     instants = [i.file_name for i in table.timeline()]
