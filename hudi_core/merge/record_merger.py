@@ -415,7 +415,8 @@ def _replaced_in_place(stored: pa.Table, positions: np.ndarray, values: pa.Table
     def replaced(name: str) -> pa.ChunkedArray:
         old = stored.column(name)
         new = values.column(name).combine_chunks().cast(old.type)
-        if few and old.take(positions_array).combine_chunks().equals(new):
+        unchanged_possible = few and _exactly_comparable(old.type)
+        if unchanged_possible and old.take(positions_array).combine_chunks().equals(new):
             return old
         if _overwritable(old, new):
             out = old.to_numpy(zero_copy_only=False)
@@ -440,6 +441,12 @@ def _replaced_in_place(stored: pa.Table, positions: np.ndarray, values: pa.Table
 
 _PARALLEL_REPLACE_CELLS = 4_000_000  # rows x columns from which replacing goes parallel
 _FEW_CHANGED = 0.5  # share of rows up to which unchanged columns are looked for
+
+
+def _exactly_comparable(kind: pa.DataType) -> bool:
+    """Whether equal values are the same value: not for floats (-0.0 equals 0.0) nor nested
+    types, which may hold them."""
+    return not (pa.types.is_floating(kind) or pa.types.is_nested(kind))
 
 
 def _overwritable(old: pa.ChunkedArray, new: pa.Array) -> bool:

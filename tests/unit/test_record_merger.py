@@ -220,3 +220,11 @@ def test_rows_replaced_in_place_equal_a_row_by_row_replace(changed, nulls):
         expected[position] = row
     assert replaced.schema == stored.schema
     assert replaced.to_pylist() == expected
+
+
+def test_a_replaced_float_keeps_its_sign_where_equal_compares_equal():
+    stored = pa.table({"f": pa.array([-0.0, 1.0, 2.0, 3.0]), "n": pa.array([[-0.0]] * 4)})
+    values = pa.table({"f": pa.array([0.0]), "n": pa.array([[0.0]])})
+    replaced = _replaced_in_place(stored, np.array([0]), values)
+    assert np.signbit(replaced.column("f").to_numpy()).tolist() == [False] * 4
+    assert not np.signbit(replaced.column("n")[0].as_py()[0])
