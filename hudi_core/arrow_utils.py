@@ -127,13 +127,24 @@ def run_boundaries(sorted_values: pa.Array | pa.ChunkedArray) -> list[tuple[int,
     return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
+def stable_order(codes: np.ndarray, distinct: int) -> np.ndarray:
+    """The row order that sorts integer codes in [0, distinct), ties kept in row order.
+
+    numpy sorts 8- and 16-bit integers stably by radix, without comparisons: narrowed to
+    those, the codes of a few partitions or buckets sort many times faster."""
+    for narrow in (np.uint8, np.uint16):
+        if distinct <= np.iinfo(narrow).max + 1:
+            return np.argsort(codes.astype(narrow, copy=False), kind="stable")
+    return np.argsort(codes, kind="stable")
+
+
 def row_indices_by_value(values: pa.Array | pa.ChunkedArray) -> dict[str, np.ndarray]:
     """Row indices of each distinct value, in row order within a value."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     encoded = pc.dictionary_encode(values)
     codes = encoded.indices.to_numpy(zero_copy_only=False)
-    order = np.argsort(codes, kind="stable")
+    order = stable_order(codes, len(encoded.dictionary))
     bounds = np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)))
     parts = np.split(order, bounds[:-1])
     return {

@@ -41,6 +41,7 @@ COUNT_TYPE = pa.struct(
         ("bucket", pa.int32()),
         ("is_delete", pa.bool_()),
         ("rows", pa.int64()),
+        ("bytes", pa.int64()),  # the rows' share of their table's Arrow size
     ]
 )
 ARROW_SCHEMA = pa.schema(
@@ -113,7 +114,8 @@ def counts_only(rows: pa.Table) -> pa.RecordBatch:
 
 
 def row_counts(rows: pa.Table) -> list[dict]:
-    """Rows per (partition path, file id, bucket, delete flag), as blob counts."""
+    """Rows per (partition path, file id, bucket, delete flag), as blob counts, with their
+    share of the table's Arrow size."""
 
     def column(name: str, type_: pa.DataType) -> pa.ChunkedArray | pa.Array:
         return rows.column(name) if name in rows.column_names else pa.nulls(rows.num_rows, type_)
@@ -128,6 +130,9 @@ def row_counts(rows: pa.Table) -> list[dict]:
     )
     grouped = keys.group_by(["partition", "file_id", "bucket", "is_delete"], use_threads=False)
     counted = grouped.aggregate([([], "count_all")]).rename_columns({"count_all": "rows"})
+    per_row = rows.nbytes / max(1, rows.num_rows)
+    shares = pc.cast(pc.round(pc.multiply(counted.column("rows"), per_row)), pa.int64())
+    counted = counted.append_column("bytes", shares)
     return counted.select(COUNT_TYPE.names).to_pylist()
 
 
@@ -151,11 +156,13 @@ def split_by(rows: pa.Table, targets: np.ndarray) -> Iterator[tuple[int, pa.Tabl
         yield int(ordered[start]), rows.slice(start, end - start)
 
 
-def summed_counts(blobs: DataFrame, by: str = "file_id") -> list[tuple[Any, ...]]:
+def summed_counts(blobs: DataFrame, by: str = "file_id") -> tuple[list[tuple[Any, ...]], int]:
     """The counts of every blob of rows, summed: (partition path, file id, is delete, rows),
-    or with `by`="bucket" (partition path, bucket, is delete, rows)."""
+    or with `by`="bucket" (partition path, bucket, is delete, rows); and the Arrow size of
+    all those rows."""
     exploded = blobs.where(F.col("kind") == ROWS).select(F.explode("counts").alias("c"))
     summed = exploded.groupBy("c.partition", f"c.{by}", "c.is_delete").agg(
-        F.sum("c.rows").alias("rows")
+        F.sum("c.rows").alias("rows"), F.sum("c.bytes").alias("bytes")
     )
-    return [tuple(row) for row in summed.collect()]
+    found = summed.collect()
+    return [tuple(row)[:4] for row in found], sum(int(row.bytes) for row in found)

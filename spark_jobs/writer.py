@@ -33,8 +33,9 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 3. the driver collects counts only (rows per file group or bucket, new rows per partition)
    and plans buckets with hudi_core (small files, new file groups sized by the record size
    estimate; under the bucket index, each bucket's file group, existing or new);
-4. executors route every row to its bucket, a shuffle puts each bucket in one Spark
-   partition, and hudi_core's write task writes it there;
+4. executors route every row to its bucket, a shuffle brings each bucket's rows into one
+   Spark partition (small buckets share one, see _packed_buckets), and hudi_core's write
+   task writes each bucket there;
 5. the driver collects the write stats and completes the instant.
 
 Only the input crosses from the JVM to Python row by row; after that rows travel as blobs,
@@ -57,7 +58,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import heapq
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -83,6 +86,7 @@ from hudi_core.distributed import (
     BatchCount,
     BatchPreparer,
     BloomIndex,
+    Bucket,
     BucketCount,
     BucketIndex,
     BucketPlan,
@@ -214,14 +218,14 @@ class SparkWriter:
         bucket_counts: list[BucketCount] = []
         reprepared = None
         if by_bucket:
-            split, bucket_counts = cache.bucket_counted(split)
+            split, bucket_counts, row_bytes = cache.bucket_counted(split)
         elif files is not None:
             # Files Python reads are read and prepared again where their rows are needed:
             # cheaper than caching an encoded copy of every row in the JVM.
-            counts = self._counted_only(df, preparer)
+            counts, row_bytes = self._counted_only(df, preparer)
             reprepared = _Reprepared(df, preparer)
         else:
-            split, counts = cache.counted(split)
+            split, counts, row_bytes = cache.counted(split)
         if not (counts or bucket_counts) and planner.skips_empty_batch:
             return None
         data_schema = _required(data_schema)
@@ -245,16 +249,20 @@ class SparkWriter:
             stats = []
             if plan.buckets:
                 match = planner.matches_keys
-                stats = self._write_buckets(tagged, plan, settings, match, rows_schema, combine)
+                rows = sum(c.rows for c in counts) + sum(c.rows for c in bucket_counts)
+                per_row = row_bytes / max(1, rows)
+                stats = self._write_buckets(
+                    tagged, plan, settings, match, rows_schema, per_row, combine
+                )
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
 
-    def _counted_only(self, df: DataFrame, preparer: _PrepareBlobs) -> list[BatchCount]:
-        """The prepared rows' counts, nothing of the rows kept."""
+    def _counted_only(self, df: DataFrame, preparer: _PrepareBlobs) -> tuple[list[BatchCount], int]:
+        """The prepared rows' counts and Arrow size, nothing of the rows kept."""
         counted = df.mapInArrow(self.errors.guard(preparer.counting()), blobs.SPARK_SCHEMA)
-        counts = blobs.summed_counts(counted)
+        counts, row_bytes = blobs.summed_counts(counted)
         self.errors.check()
-        return [BatchCount(*count) for count in counts]
+        return [BatchCount(*count) for count in counts], row_bytes
 
     def _by_key(
         self, routed: _Routed, view: FileSystemView, cache: _Cache
@@ -266,7 +274,7 @@ class SparkWriter:
         tagged: DataFrame | _Reprepared = routed.reprepared or routed.split
         combine = None
         if routed.lookup.slices or (job.planner.combine and isinstance(job.index, GlobalIndex)):
-            tagged, counts = cache.counted(self._combined_and_tagged(routed))
+            tagged, counts, _ = cache.counted(self._combined_and_tagged(routed))
             cache.release(routed.split)  # read again only through the shuffle's files
             self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
         elif job.planner.combine:
@@ -284,7 +292,7 @@ class SparkWriter:
         job, counts, tagged = routed.job, routed.bucket_counts, routed.split
         combine = job.preparer if job.planner.combine else None
         if routed.lookup.drops_stored and routed.lookup.slices:
-            tagged, counts = cache.bucket_counted(self._combined_and_tagged(routed))
+            tagged, counts, _ = cache.bucket_counted(self._combined_and_tagged(routed))
             cache.release(routed.split)  # read again only through the shuffle's files
             self.index_reads = IndexReads(len(routed.lookup.slices), self.keys_read.value)
             combine = None
@@ -375,10 +383,14 @@ class SparkWriter:
         settings: WriteSettings,
         match_keys: bool,
         rows_schema: pa.Schema,
+        row_bytes: float,
         combine: BatchPreparer | None = None,
     ) -> list[WriteStat]:
-        count = len(plan.buckets)
-        shuffle = _shuffle_values(count)
+        """Every bucket's rows routed to its write task (a few small buckets share one, see
+        _packed_buckets; `row_bytes`: a prepared row's Arrow size), written there."""
+        task_of_bucket = _packed_buckets(plan, row_bytes, self.engine.parallelism)
+        tasks = int(task_of_bucket.max()) + 1
+        shuffle = _shuffle_values(tasks)[task_of_bucket]
         router = _RouteBlobs(plan, shuffle, deletes_follow_keys=combine is not None)
         if isinstance(tagged, _Reprepared):  # prepared again and routed in one step
             source, routing = tagged.df, tagged.preparer.routing(router)
@@ -386,7 +398,7 @@ class SparkWriter:
             source, routing = tagged, router
         routed = source.mapInArrow(self.errors.guard(routing), blobs.SPARK_SCHEMA)
         runner = self.errors.guard(_RunBuckets(plan, settings, match_keys, rows_schema, combine))
-        stats = routed.repartition(count, "slot").mapInArrow(runner, STATS_SCHEMA)
+        stats = routed.repartition(tasks, "slot").mapInArrow(runner, STATS_SCHEMA)
         return [WriteStat.from_json(json.loads(row.stat)) for row in self.errors.collect(stats)]
 
     # ---- bulk insert
@@ -807,8 +819,8 @@ class _RunBuckets:
             by_bucket.setdefault(bucket, []).append(rows)
         stats = []
         with running_attempt(current_attempt()):
-            for bucket_id, parts in sorted(by_bucket.items()):
-                rows = _as_prepared(pa.concat_tables(parts), self.schema)
+            for bucket_id in sorted(by_bucket):
+                rows = _as_prepared(pa.concat_tables(by_bucket.pop(bucket_id)), self.schema)
                 if self.combine is not None:
                     rows = self.combine.precombine(rows)
                 task = self.plan.task(bucket_id, rows, self.match_keys)
@@ -890,22 +902,25 @@ class _Cache:
         for df in self.cached:
             df.unpersist()
 
-    def counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BatchCount]]:
-        """`blob_rows` cached, and their counts (computing them fills the cache)."""
-        cached, counts = self._counted(blob_rows, "file_id")
-        return cached, [BatchCount(*count) for count in counts]
+    def counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BatchCount], int]:
+        """`blob_rows` cached, their counts and their rows' Arrow size (computing them
+        fills the cache)."""
+        cached, counts, row_bytes = self._counted(blob_rows, "file_id")
+        return cached, [BatchCount(*count) for count in counts], row_bytes
 
-    def bucket_counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BucketCount]]:
-        """`blob_rows` cached, and their counts by bucket (bucket index)."""
-        cached, counts = self._counted(blob_rows, "bucket")
-        return cached, [BucketCount(p, int(b), d, n) for p, b, d, n in counts]
+    def bucket_counted(self, blob_rows: DataFrame) -> tuple[DataFrame, list[BucketCount], int]:
+        """`blob_rows` cached, their counts by bucket (bucket index) and Arrow size."""
+        cached, counts, row_bytes = self._counted(blob_rows, "bucket")
+        return cached, [BucketCount(p, int(b), d, n) for p, b, d, n in counts], row_bytes
 
-    def _counted(self, blob_rows: DataFrame, by: str) -> tuple[DataFrame, list[tuple[Any, ...]]]:
+    def _counted(
+        self, blob_rows: DataFrame, by: str
+    ) -> tuple[DataFrame, list[tuple[Any, ...]], int]:
         with self._uncompressed():
             cached = self._persist(blob_rows)
-            counts = blobs.summed_counts(cached, by)
+            counts, row_bytes = blobs.summed_counts(cached, by)
             self.errors.check()
-            return cached, counts
+            return cached, counts, row_bytes
 
     def release(self, cached: DataFrame) -> None:
         """Frees a cache the write no longer reads, so it never holds two copies of the
@@ -929,10 +944,11 @@ class _Cache:
         return _session_conf(self.spark, {self._COMPRESSED: "false"})
 
 
-# Each of a write's steps sizes its shuffle itself (a Spark partition per key slot or
-# bucket), so adaptive execution has nothing to coalesce; it would only split every action
-# into a job per shuffle stage, each a scheduling round. What is left to the default
-# shuffle partitions (summing counts, distinct partition paths) is small: as many as cores.
+# Each of a write's steps sizes its shuffle itself (a Spark partition per key slot, buckets
+# packed into write tasks), so adaptive execution has nothing to coalesce; it would only
+# split every action into a job per shuffle stage, each a scheduling round. What is left to
+# the default shuffle partitions (summing counts, distinct partition paths) is small: as
+# many as cores.
 _WRITE_CONF = {"spark.sql.adaptive.enabled": "false"}
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
@@ -1048,6 +1064,40 @@ def _as_prepared(rows: pa.Table, schema: pa.Schema) -> pa.Table:
 def _stats_batch(stats: list[WriteStat]) -> pa.RecordBatch:
     payload = [json.dumps(stat.to_json()) for stat in stats]
     return pa.RecordBatch.from_arrays([pa.array(payload, pa.string())], ["stat"])
+
+
+# Spark spends tens of milliseconds setting up each Python task, more than a small bucket's
+# write takes: small buckets share a task, a few tasks per core, each holding about this many
+# bytes of rows at once (a bucket of more has a task of its own, as every bucket used to).
+_BUCKET_TASKS_PER_CORE = 2
+_BUCKET_TASK_BYTES = 256 << 20
+
+
+def _packed_buckets(plan: BucketPlan, row_bytes: float, parallelism: int) -> np.ndarray:
+    """The write task of each bucket, given the Arrow size of a row. A bucket's work is the
+    size of its rows, plus its base file's when it merges one. Buckets of at least
+    _BUCKET_TASK_BYTES get a task each; the others are spread over as many more tasks as
+    their work fills (at least _BUCKET_TASKS_PER_CORE per core), each, the largest first,
+    to the task with the least work so far."""
+    work = [_bucket_work(bucket, row_bytes) for bucket in plan.buckets]
+    big = [b for b, size in enumerate(work) if size >= _BUCKET_TASK_BYTES]
+    small = sorted(set(range(len(work))) - set(big), key=lambda b: (-work[b], b))
+    task_of = np.zeros(len(work), dtype=np.int64)
+    task_of[big] = np.arange(len(big))
+    filled = math.ceil(sum(work[b] for b in small) / _BUCKET_TASK_BYTES)
+    shared = min(len(small), max(filled, _BUCKET_TASKS_PER_CORE * parallelism))
+    loads = [(0.0, len(big) + task) for task in range(shared)]  # a heap: (work so far, task)
+    for bucket in small:
+        load, task = heapq.heappop(loads)
+        task_of[bucket] = task
+        heapq.heappush(loads, (load + work[bucket], task))
+    return task_of
+
+
+def _bucket_work(bucket: Bucket, row_bytes: float) -> float:
+    rows = (bucket.inserts + bucket.updates) * row_bytes
+    base = bucket.file_slice.base_file if bucket.file_slice is not None else None
+    return rows + (base.size if base is not None and not bucket.append else 0)
 
 
 def _shuffle_values(count: int) -> np.ndarray:

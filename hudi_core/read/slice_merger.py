@@ -22,6 +22,7 @@ import pyarrow.dataset as ds
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from hudi_core.arrow_utils import stable_order
 from hudi_core.io.base_file import open_base_file, parquet_errors
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.keygen import KeyGenerator
@@ -185,7 +186,7 @@ class _Spill:
             return
         keys = rows.column(RECORD_KEY_FIELD)
         bucket_of = hash_keys(keys).view(np.uint32) % np.uint32(self.bucket_count)
-        order = np.argsort(bucket_of, kind="stable")
+        order = stable_order(bucket_of, self.bucket_count)
         bounds = np.searchsorted(bucket_of[order], np.arange(self.bucket_count + 1))
         ordered = rows.take(pa.array(order))
         for bucket in np.flatnonzero(np.diff(bounds)):

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.arrow_utils import row_indices_by_value, run_boundaries
+from hudi_core.arrow_utils import row_indices_by_value, run_boundaries, stable_order
 from hudi_core.engine import EngineContext
 from hudi_core.io.bloom_filter import hash_keys
 from hudi_core.merge.record_merger import DELETE_COLUMN
@@ -162,9 +162,7 @@ def assign_to_buckets(
     with a log file when `new_groups_log_only` (non-blocking concurrency control)."""
     plan = TaskPlan(logs, every_change)
     codes = file_ids.indices.to_numpy(zero_copy_only=False)
-    if len(file_ids.dictionary) <= np.iinfo(np.uint16).max:
-        codes = codes.astype(np.uint16)  # numpy sorts 16-bit keys stably by radix: no compares
-    order = np.argsort(codes, kind="stable")
+    order = stable_order(codes, len(file_ids.dictionary))
     rows = rows.take(pa.array(order))
     names = file_ids.dictionary.to_pylist()
     sorted_codes = codes[order]

@@ -1,7 +1,7 @@
 """SparkWriter: DataFrame writes give the tables hudi_core's local writes give, while the rows
 stay on the executors (the driver collects counts and write stats only), each bucket is
-written by a Spark partition of its own, a failed task attempt leaves no file behind, and a
-bad batch is refused before an instant exists."""
+written by one task (small ones share a Spark partition), a failed task attempt leaves no
+file behind, and a bad batch is refused before an instant exists."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def _assert_duplicates_pre_combined(pair: Pair, winners: range, losers: range, t
 # What the writer may collect, by the columns collected: never a data column.
 ALLOWED_COLLECTS = {
     (PARTITION_PATH_FIELD,): "partitions a bulk insert writes",
-    ("partition", "file_id", "is_delete", "rows"): "rows per file group",
+    ("partition", "file_id", "is_delete", "rows", "bytes"): "rows per file group",
     ("stat",): "write stats",
     ("p",): "partitions to delete",
 }
@@ -284,7 +284,7 @@ def _assert_updates_appended_to_logs(path: str, base_instant: str, instant: str)
     assert not {s["fileId"] for s in created} & base_groups
 
 
-# ---- one bucket per Spark partition, and failed attempts
+# ---- buckets over Spark partitions, and failed attempts
 
 
 class _RecordBuckets:
@@ -344,7 +344,7 @@ def wrap_bucket_writes(monkeypatch):
     return wrap
 
 
-def test_each_bucket_is_written_by_a_spark_partition_of_its_own(
+def test_small_buckets_share_a_few_spark_partitions_each_written_once(
     spark, tmp_path, wrap_bucket_writes
 ):
     split = {"hoodie.copyonwrite.insert.auto.split": "false"}
@@ -362,7 +362,8 @@ def test_each_bucket_is_written_by_a_spark_partition_of_its_own(
     stats = _commit_stats(pair.spark_path, instant)
     assert len(stats) >= 8
     assert sorted(b for buckets in given.values() for b in buckets) == list(range(len(stats)))
-    assert all(len(buckets) == 1 for buckets in given.values()), given
+    # Two tasks per core: Spark's set-up of a Python task costs more than a small bucket.
+    assert len(given) == 2 * spark.sparkContext.defaultParallelism, given
     tokens = [BaseFileName.parse(Path(s["path"]).name).write_token for s in stats]
     task_ids = sorted(int(token.split("-")[0]) for token in tokens)
     assert task_ids == list(range(len(stats))), "one write task per bucket"
