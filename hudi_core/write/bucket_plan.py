@@ -75,13 +75,18 @@ class BucketPlan:
         `deletes_follow_keys`: rows not yet pre-combined, whose deletes must meet the other
         rows of their key in its insert bucket)."""
         out = np.full(rows.num_rows, NO_BUCKET, dtype=np.int64)
+        # Routing reads the key columns only: gathering the others would copy every row.
+        rows = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD, DELETE_COLUMN])
         tagged = pc.is_valid(file_ids).to_numpy(zero_copy_only=False)
         if tagged.any():
             out[tagged] = self._update_buckets(rows.filter(pa.array(tagged)), file_ids, tagged)
         deletes = rows.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
         keep_deletes = self.every_change or deletes_follow_keys
-        new_rows = np.flatnonzero(~tagged & (keep_deletes | ~deletes))
-        if len(new_rows):
+        new = ~tagged & (keep_deletes | ~deletes)
+        if new.all():
+            out[:] = self._insert_buckets(rows)
+        elif new.any():
+            new_rows = np.flatnonzero(new)
             out[new_rows] = self._insert_buckets(rows.take(pa.array(new_rows)))
         return out
 
