@@ -56,11 +56,11 @@ ARROW_SCHEMA = pa.schema(
 SPARK_SCHEMA = from_arrow_schema(ARROW_SCHEMA)
 
 
-def encode(rows: pa.Table) -> bytes:
+def encode(rows: pa.Table) -> pa.Buffer:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, rows.schema) as stream:
         stream.write_table(rows)
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue()
 
 
 def decode(blobs: pa.Table, kind: int = ROWS) -> list[tuple[int, pa.Table]]:
@@ -91,26 +91,29 @@ def batches_of(
     for start in range(0, rows.num_rows, per_blob):
         chunk = rows.slice(start, per_blob)
         counts = row_counts(chunk) if counted else []
-        yield pa.RecordBatch.from_pylist(
-            [
-                {
-                    "slot": slot,
-                    "kind": kind,
-                    "part": part,
-                    "payload": encode(chunk),
-                    "counts": counts,
-                }
-            ],
-            schema=ARROW_SCHEMA,
-        )
+        yield _blob(slot, kind, part, encode(chunk), counts)
 
 
 def counts_only(rows: pa.Table) -> pa.RecordBatch:
     """A blob row of `rows`' counts alone (no payload): what counting needs of them."""
-    return pa.RecordBatch.from_pylist(
-        [{"slot": -1, "kind": ROWS, "part": -1, "payload": b"", "counts": row_counts(rows)}],
-        schema=ARROW_SCHEMA,
-    )
+    return _blob(-1, ROWS, -1, pa.py_buffer(b""), row_counts(rows))
+
+
+def _blob(
+    slot: int, kind: int, part: int, payload: pa.Buffer, counts: list[dict]
+) -> pa.RecordBatch:
+    """One blob row. Its payload array is built around the IPC buffer itself: a blob is tens
+    of megabytes, which a Python bytes object and a new Arrow array would each copy."""
+    offsets = pa.py_buffer(np.array([0, payload.size], dtype=np.int32))
+    payloads = pa.Array.from_buffers(pa.binary(), 1, [None, offsets, payload])
+    columns = [
+        pa.array([slot], pa.int64()),
+        pa.array([kind], pa.int32()),
+        pa.array([part], pa.int64()),
+        payloads,
+        pa.array([counts], ARROW_SCHEMA.field("counts").type),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 
 def row_counts(rows: pa.Table) -> list[dict]:
