@@ -67,12 +67,9 @@ class ClusteringSlice:
 
     @classmethod
     def from_avro(cls, record: dict[str, Any]) -> ClusteringSlice:
-        file_id = record.get("fileId")
-        if not file_id:
-            raise KeyError("fileId")
         return cls(
             record.get("partitionPath") or "",
-            file_id,
+            record.get("fileId") or "",  # none: a corrupt plan (see from_requested_bytes)
             _name(record.get("dataFilePath") or "") or None,
             tuple(_name(path) for path in record.get("deltaFilePaths") or []),
         )
@@ -149,8 +146,10 @@ class ClusteringPlan:
             return None
         try:
             groups = [ClusteringGroup.from_avro(g) for g in plan.get("inputGroups") or []]
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise corrupt(data, f"a clustering input slice is malformed ({exc!r})", source) from exc
+        except (TypeError, AttributeError, ValueError) as exc:
+            raise corrupt(data, f"a clustering input group is malformed ({exc!r})", source) from exc
+        if any(not s.file_id for group in groups for s in group.slices):
+            raise corrupt(data, "a clustering input slice has no file id", source)
         if not groups:
             return None
         strategy = plan.get("strategy") or {}
