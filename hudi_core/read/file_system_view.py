@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import Any
 
 from hudi_core.config.table_config import METAFOLDER
+from hudi_core.model.clustering_plan import ClusteringPlan
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.compaction_plan import read_plan
 from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice, LogFile
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import FileEntry, Storage
-from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
+from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT
 
 
@@ -107,21 +107,19 @@ def pending_clustering_file_groups(timeline: ActiveTimeline) -> set[tuple[str, s
 def clustering_file_groups(timeline: ActiveTimeline, instant_time: str) -> set[tuple[str, str]]:
     """(partition, file id) of the file groups the clustering plan at `instant_time` rewrites
     (none for a replacecommit without one)."""
-    groups = set()
-    for group in (clustering_plan(timeline, instant_time) or {}).get("inputGroups") or []:
-        for input_slice in group.get("slices") or []:
-            groups.add((input_slice.get("partitionPath") or "", input_slice["fileId"]))
-    return groups
+    plan = clustering_plan(timeline, instant_time)
+    return plan.file_groups() if plan is not None else set()
 
 
-def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> dict[str, Any] | None:
+def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> ClusteringPlan | None:
     """The clustering plan of a replacecommit, None for other replacecommits."""
     requested = Instant(instant_time, REPLACE_COMMIT, State.REQUESTED)
     try:
         data = timeline.read_bytes(requested)
     except FileNotFoundError:
         return None
-    return avro_metadata.deserialize(data).get("clusteringPlan") if data else None
+    source = f"{METAFOLDER}/{requested.file_name}"
+    return ClusteringPlan.from_requested_bytes(data, source) if data else None
 
 
 def file_groups_on_storage(storage: Storage) -> dict[tuple[str, str], FileGroup]:
