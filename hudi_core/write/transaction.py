@@ -29,7 +29,7 @@ from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.heartbeat import Liveness, write_heartbeat
 from hudi_core.services.rollback import rollback_instant
 from hudi_core.storage import Storage
-from hudi_core.table_schema import with_concurrent_columns
+from hudi_core.table_schema import committed_schema, with_concurrent_columns
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import REPLACE_COMMIT
 from hudi_core.write.log_placement import place_logs
@@ -135,10 +135,49 @@ class WriteTransaction:
             Markers(self.storage, self.instant_time).reconcile(
                 {s.path for s in metadata.write_stats()}
             )
+            if data_schema is not None:
+                current = self._publish_columns_a_newer_write_hides(current, data_schema)
             self.lock.require_held()
             self._current = current.transition(
                 self._current, State.COMPLETED, metadata.to_json_bytes()
             )
+
+    def _publish_columns_a_newer_write_hides(
+        self, current: ActiveTimeline, data_schema: pa.Schema
+    ) -> ActiveTimeline:
+        """Readers (Apache Hudi's and hudi-rs's too) take the table schema from the newest
+        completed write by instant time. A write that completes after a newer one (two
+        streams of a wide table starting at once) would add its columns out of their sight:
+        an empty commit, newer than every instant, first publishes the newest schema with
+        them added. Done before this write completes, so no reader ever finds its data
+        without its columns; if this write then fails, they stay as columns of nulls."""
+        if not any(w.timestamp > self.instant_time for w in current.completed_writes()):
+            return current
+        published = committed_schema(current)
+        known = set(published.names) if published is not None else set()
+        hidden = [f.with_nullable(True) for f in data_schema if f.name not in known]
+        if not hidden:
+            return current
+        schema = pa.schema([*(published or []), *hidden], metadata=data_schema.metadata)
+        action = self._current.action
+        metadata = CommitMetadata(operation_type=self.operation)
+        metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = arrow_to_avro_json(
+            schema, self.table_name, False
+        )
+        instant_time = current.new_instant_time()
+        _LOG.info(
+            "write %s completes after newer writes: commit %s publishes its columns %s",
+            self.instant_time,
+            instant_time,
+            [f.name for f in hidden],
+        )
+        requested = current.create_requested(action, instant_time, _requested(action))
+        inflight = current.transition(
+            requested, State.INFLIGHT, _workload([], self.operation).to_json_bytes()
+        )
+        self.lock.require_held()
+        current.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
+        return current.reload()
 
 
 @contextmanager

@@ -15,6 +15,7 @@ import pytest
 
 from hudi_core import HudiTable
 from hudi_core.errors import ConcurrentServiceError, WriteConflictError
+from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.compaction_plan import read_plan
 from hudi_core.timeline import ActiveTimeline, avro_metadata
 from hudi_core.write.client import WriteClient, WriteJob
@@ -271,3 +272,55 @@ def test_two_writers_making_the_same_new_bucket_conflict(tmp_path, during_write)
     assert _rolled_back(table, loser)
     assert len({f.split("_")[0] for f in data_files(path) if f.startswith("lisbon/")}) == 1
     _assert_rows(table, path, {**rows, **_rows_by_key(first)}, "the first bucket write")
+
+
+# ---- schema evolution out of order
+
+
+def test_columns_of_a_write_completing_after_a_newer_one_stay_in_the_table_schema(
+    tmp_path, during_write
+):
+    """Two streams of a wide table start at once; the newer one completes first, so the
+    newest commit by instant time, where every reader takes the schema from, lacks the older
+    one's columns. The older write's commit publishes them first in an empty commit: readers
+    (ours, hudi-rs) and a compaction see both streams' columns."""
+    path = str(tmp_path / "wide")
+    options = {
+        "hoodie.datasource.write.payload.class": (
+            "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+        ),
+        "hoodie.index.type": "BUCKET",
+        "hoodie.bucket.index.num.buckets": "2",
+        "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+        "hoodie.write.lock.provider": "in_process",
+    }
+    table = HudiTable.create(
+        path, "wide", "MERGE_ON_READ", ["uuid"], [], "_ts1:name;_ts2:age", options=options
+    )
+    names = pa.table({"uuid": ["a", "b"], "name": ["x", "y"], "_ts1": [1, 1]})
+    ages = pa.table({"uuid": ["b", "c"], "age": [7, 8], "_ts2": [1, 1]})
+    inner = []
+    during_write(
+        "written",
+        lambda: inner.append(_run(_start(table, {"hoodie.write.log.suffix": "job2"}), ages)),
+    )
+    outer = _run(_start(table, {"hoodie.write.log.suffix": "job1"}), names)
+
+    timeline = ActiveTimeline.load(table.storage)
+    published = timeline.last_completed_write()
+    assert outer < inner[0] < published.timestamp  # the empty commit is the newest
+    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(published))
+    assert metadata.write_stats() == []
+    expected = {"uuid", "name", "_ts1", "age", "_ts2"}
+    assert set(table.schema().names) == expected
+    rows = {r["uuid"]: r for r in table.read(columns=sorted(expected)).to_pylist()}
+    assert rows == {
+        "a": {"uuid": "a", "name": "x", "_ts1": 1, "age": None, "_ts2": None},
+        "b": {"uuid": "b", "name": "y", "_ts1": 1, "age": 7, "_ts2": 1},
+        "c": {"uuid": "c", "name": None, "_ts1": None, "age": 8, "_ts2": 1},
+    }
+    compaction = table.compaction.schedule({MAX_COMMITS: 1})
+    table.compaction.run(compaction)
+    assert {r["uuid"]: r for r in table.read(columns=sorted(expected)).to_pylist()} == rows
+    ours = table.read()
+    oracle.assert_same_table(ours, oracle.snapshot(path), "compacted wide table (hudi-rs)")
