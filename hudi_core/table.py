@@ -10,6 +10,7 @@ import pyarrow as pa
 from hudi_core.choices import QueryType, TableType, WriteOperation
 from hudi_core.config import archival_options as A
 from hudi_core.config import cleaner_options as CL
+from hudi_core.config import clustering_options as K
 from hudi_core.config import compaction_options as C
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
@@ -28,6 +29,7 @@ from hudi_core.read.reader import TableReader, normalize_instant, read_request
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
 from hudi_core.services.archiver import Archiver
 from hudi_core.services.cleaner import Cleaner
+from hudi_core.services.clustering import Clusterer, clustering_due
 from hudi_core.services.compaction import Compactor
 from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.services.rollback import rollback_latest_commit
@@ -154,14 +156,26 @@ class HudiTable:
         """Scheduling (`schedule`) and execution (`run`) of merge-on-read compactions."""
         return Compactor(self.storage, self.config, self.engine, self.options)
 
+    @property
+    def clustering(self) -> Clusterer:
+        """Scheduling (`schedule`) and execution (`run`) of clusterings: small file groups
+        rewritten into fewer, sorted ones."""
+        return Clusterer(self.storage, self.config, self.engine, self.options)
+
     def _run_inline_services(self, options: Options) -> None:
         """What a writer runs after its commit when asked to, in Apache Hudi's order:
-        compaction, then cleaning, then archival."""
+        compaction, clustering, then cleaning, then archival."""
         if self.config.is_merge_on_read:
             if options.get_option(C.INLINE) or options.get_option(C.SCHEDULE_INLINE):
                 planned = self.compaction.schedule(options)
                 if planned is not None and options.get_option(C.INLINE):
                     self.compaction.run(planned, options=options)
+        inline_clustering = options.get_option(K.INLINE)
+        if inline_clustering or options.get_option(K.SCHEDULE_INLINE):
+            if clustering_due(self._timeline(), options.get_option(K.INLINE_MAX_COMMITS)):
+                planned = self.clustering.schedule(options)
+                if planned is not None and inline_clustering:
+                    self.clustering.run(planned, options=options)
         if options.get_option(CL.AUTOMATIC):
             self.clean(options)
         if options.get_option(A.AUTOMATIC):

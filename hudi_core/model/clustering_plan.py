@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_core.model.file_group import FileSlice
+from hudi_core.errors import ServiceError
+from hudi_core.model.file_group import BaseFile, FileSlice, LogFile
 from hudi_core.storage import Storage
 from hudi_core.timeline import avro_metadata
 from hudi_core.timeline.content import corrupt
@@ -53,6 +54,23 @@ class ClusteringSlice:
     def path_of(self, name: str) -> str:
         """A file of the slice, relative to the table's base path."""
         return f"{self.partition_path}/{name}" if self.partition_path else name
+
+    def file_slice(self, storage: Storage) -> FileSlice:
+        """The slice to rewrite, with its files' current sizes."""
+        base = None
+        if self.base_file is not None:
+            path = self.path_of(self.base_file)
+            base = BaseFile(path, storage.file_size(path))
+        logs = [
+            LogFile(self.path_of(n), storage.file_size(self.path_of(n))) for n in self.log_files
+        ]
+        if base is not None:
+            base_instant = base.instant_time
+        elif logs:
+            base_instant = logs[0].parsed.base_instant_time
+        else:
+            raise ServiceError(f"clustering slice {self.file_id} names no file")
+        return FileSlice(self.partition_path, self.file_id, base_instant, base).with_log_files(logs)
 
     def to_avro(self, storage: Storage) -> dict[str, Any]:
         base = storage.uri_of(self.path_of(self.base_file)) if self.base_file else ""

@@ -25,12 +25,15 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
+from hudi_core.config import clustering_options as K
+from hudi_core.config import storage_options as S
+from hudi_core.config.option import Options, parse_list
 from hudi_core.errors import InvalidOptionError
 from hudi_core.model.clustering_plan import ClusteringGroup, ClusteringPlan, ClusteringSlice
 from hudi_core.model.file_group import FileSlice
 from hudi_core.services.compaction_strategy import Candidate
 
-SORT_COLUMNS_PARAM = "hoodie.clustering.plan.strategy.sort.columns"
+SORT_COLUMNS_PARAM = K.SORT_COLUMNS.key
 FILTER_MODES = ("NONE", "RECENT_DAYS", "SELECTED_PARTITIONS", "DAY_ROLLING")
 
 
@@ -52,6 +55,34 @@ class PlanSettings:
     end_partition: str | None = None
     regex: str | None = None
     selected: tuple[str, ...] = field(default_factory=tuple)
+    preserve_commit_metadata: bool = True
+
+    @classmethod
+    def from_options(cls, opts: Options) -> PlanSettings:
+        strategy = opts.get_option(K.PLAN_STRATEGY_CLASS)
+        if strategy.rsplit(".", 1)[-1] != K.SIZE_BASED_PLAN.rsplit(".", 1)[-1]:
+            raise InvalidOptionError(
+                f"{K.PLAN_STRATEGY_CLASS.key}={strategy}: only the size-based plan strategy "
+                f"({K.SIZE_BASED_PLAN}) is implemented"
+            )
+        selected = opts.get_option(K.PARTITION_SELECTED)
+        return cls(
+            small_file_limit=opts.get_option(K.SMALL_FILE_LIMIT),
+            target_file_max_bytes=opts.get_option(K.TARGET_FILE_MAX_BYTES),
+            max_bytes_per_group=opts.get_option(K.MAX_BYTES_PER_GROUP),
+            max_num_groups=opts.get_option(K.MAX_NUM_GROUPS),
+            max_file_size=opts.get_option(S.PARQUET_MAX_FILE_SIZE),
+            single_group=opts.get_option(K.SINGLE_GROUP),
+            sort_columns=",".join(parse_list(opts.get_option(K.SORT_COLUMNS))),
+            filter_mode=opts.get_option(K.PARTITION_FILTER_MODE),
+            lookback_partitions=opts.get_option(K.LOOKBACK_PARTITIONS),
+            skip_from_latest=opts.get_option(K.SKIP_FROM_LATEST),
+            begin_partition=opts.get_option(K.BEGIN_PARTITION),
+            end_partition=opts.get_option(K.END_PARTITION),
+            regex=opts.get_option(K.PARTITION_REGEX),
+            selected=tuple(parse_list(selected)) if selected else (),
+            preserve_commit_metadata=opts.get_option(K.PRESERVE_COMMIT_METADATA),
+        )
 
     def __post_init__(self) -> None:
         if self.filter_mode not in FILTER_MODES:
@@ -86,7 +117,9 @@ def plan_clustering(
     if not groups:
         return None
     params = {SORT_COLUMNS_PARAM: settings.sort_columns} if settings.sort_columns else {}
-    return ClusteringPlan(groups, strategy_params=params, preserve_hoodie_metadata=True)
+    return ClusteringPlan(
+        groups, strategy_params=params, preserve_hoodie_metadata=settings.preserve_commit_metadata
+    )
 
 
 def partitions_to_cluster(

@@ -19,7 +19,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_core.choices import CompactionOrder
 from hudi_core.config import compaction_options as C
 from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
@@ -27,11 +26,10 @@ from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
-from hudi_core.errors import ConcurrentServiceError, ServiceError, TimelineError
+from hudi_core.errors import ServiceError
 from hudi_core.io.base_file import check_base_file, read_footer
 from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, resume_bloom_filter
 from hudi_core.keygen import key_generator_for
-from hudi_core.lock import optimistic_concurrency
 from hudi_core.merge.record_merger import merger_for
 from hudi_core.model.commit_metadata import (
     NULL_COMMIT,
@@ -46,29 +44,28 @@ from hudi_core.read.file_system_view import FileSystemView, pending_clustering_f
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.meta_fields import FILE_NAME_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
-from hudi_core.schema.to_arrow import table_schema_from_commit
 from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.compaction_strategy import Candidate, select
 from hudi_core.services.compaction_trigger import compaction_due
-from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
-from hudi_core.services.rollback import roll_back_dead_writes, rollback_instant
-from hudi_core.services.savepoint import require_no_restore_in_progress
-from hudi_core.services.table_service import TableService
+from hudi_core.services.planned_service import PlannedService
 from hudi_core.storage import Storage
-from hudi_core.table_schema import latest_table_schema, with_concurrent_columns
-from hudi_core.timeline import ActiveTimeline, Instant, State
+from hudi_core.table_schema import latest_table_schema
+from hudi_core.timeline import ActiveTimeline, Instant
 from hudi_core.timeline.instant import COMMIT, COMPACTION, WRITE_ACTIONS
 from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
-from hudi_core.write.markers import Markers, files_of_pending_writes
+from hudi_core.write.markers import files_of_pending_writes
 from hudi_core.write.settings import write_settings
 
 COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
 _LOG = logging.getLogger(__name__)
 
 
-class Compactor(TableService):
+class Compactor(PlannedService):
     """`HudiTable.compaction`: schedule and run compactions of one merge-on-read table."""
+
+    action = COMPACTION
+    what = "compaction"
 
     def __init__(
         self,
@@ -79,10 +76,6 @@ class Compactor(TableService):
     ) -> None:
         super().__init__(storage, config, options)
         self.engine = engine  # runs a task per planned file slice
-
-    def pending(self) -> list[str]:
-        """Instant times of the planned compactions not yet completed, oldest first."""
-        return [i.timestamp for i in self._timeline().pending([COMPACTION])]
 
     # ---- planning
 
@@ -102,23 +95,6 @@ class Compactor(TableService):
             timeline.create_requested(COMPACTION, instant_time, plan.to_avro_bytes())
         _LOG.info("scheduled compaction %s of %d file slices", instant_time, len(plan.operations))
         return instant_time
-
-    def _settled_timeline(self, opts: Options) -> ActiveTimeline:
-        """The timeline once dead writes are rolled back. With a single writer, a write still
-        running would put log files on slices the plan supersedes, so planning waits for it
-        (as Apache Hudi's single-writer check does); with several, such a write fails its
-        conflict check at commit instead."""
-        timeline = self._timeline()
-        require_no_restore_in_progress(timeline, "schedule a compaction")
-        timeline, running = roll_back_dead_writes(
-            self.storage, timeline, Liveness.from_options(opts)
-        )
-        if running and not optimistic_concurrency(opts):
-            raise ConcurrentServiceError(
-                f"write {running[0].timestamp} is still in flight; schedule the compaction "
-                "after it completes"
-            )
-        return timeline
 
     def _plan(self, timeline: ActiveTimeline, opts: Options) -> CompactionPlan:
         view = FileSystemView(self.storage, timeline)
@@ -143,79 +119,17 @@ class Compactor(TableService):
 
     # ---- execution
 
-    def run(
-        self,
-        instant: str | None = None,
-        order: CompactionOrder | str = CompactionOrder.FIFO,
-        options: Mapping[str, Any] | None = None,
-    ) -> str | None:
-        """Executes a planned compaction: `instant`, else the oldest (FIFO) or newest (LIFO)
-        pending one. Returns its instant time, or None when nothing is planned."""
+    def _require_applicable(self) -> None:
         self._require_merge_on_read()
-        opts = self._options_for_change(options, "compaction")
-        require_no_restore_in_progress(self._timeline(), "run a compaction")
-        instant_time = self._chosen(instant, order)
-        if instant_time is None:
-            return None
-        if _is_completed(self._timeline(), instant_time):
-            return instant_time  # done before: nothing to claim, nothing to write
-        liveness = Liveness.from_options(opts)
-        with claim_attempt(self.storage, instant_time, liveness, "compaction"):
-            timeline = self._timeline()
-            current = timeline.find(instant_time)
-            if current is not None and not current.is_completed:  # else finished meanwhile
-                read_plan(timeline, instant_time)  # an unreadable plan: stop before any change
-                if current.state is State.INFLIGHT:  # an earlier attempt died: undo its files
-                    _LOG.info("rolling back the failed attempt at compaction %s", instant_time)
-                    rollback_instant(self.storage, timeline, current)
-                    timeline = timeline.reload()
-                self._execute(timeline, instant_time, opts)
-        release_attempts(self.storage, instant_time)
-        return instant_time
 
-    def _chosen(self, instant: str | None, order: CompactionOrder | str) -> str | None:
-        timeline = self._timeline()
-        if instant is not None:
-            found = timeline.find(instant)
-            if found is None or found.action not in (COMPACTION, COMMIT):
-                raise ServiceError(f"there is no compaction planned at {instant}")
-            return instant
-        order = CompactionOrder.parse(order, "compaction order")
-        pending = timeline.pending([COMPACTION])
-        if not pending:
-            return None
-        return (pending[0] if order is CompactionOrder.FIFO else pending[-1]).timestamp
+    def _is_plan(self, timeline: ActiveTimeline, instant: Instant) -> bool:
+        return instant.action in (COMPACTION, COMMIT)  # planned, or completed as a commit
 
-    def _execute(self, timeline: ActiveTimeline, instant_time: str, opts: Options) -> None:
-        requested = Instant(instant_time, COMPACTION, State.REQUESTED)
-        try:
-            inflight = timeline.transition(requested, State.INFLIGHT)
-        except TimelineError as exc:
-            raise ConcurrentServiceError(
-                f"compaction {instant_time} was started by another process"
-            ) from exc
-        try:
-            job = _CompactionJob(self, timeline, instant_time, opts)
-            metadata = job.run()
-            written = {s.path for s in metadata.write_stats()}
-            Markers(self.storage, instant_time).reconcile(written)
-            with self._lock(opts):
-                self._keep_concurrent_columns(metadata, timeline)
-                timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
-        except BaseException as failure:
-            _roll_back_attempt(failure, timeline, instant_time)
-            raise
-        Markers(self.storage, instant_time).delete_all()
+    def _check_plan(self, timeline: ActiveTimeline, instant_time: str) -> None:
+        read_plan(timeline, instant_time)
 
-    def _keep_concurrent_columns(self, metadata: CommitMetadata, timeline: ActiveTimeline) -> None:
-        """Columns writes added while the compaction ran stay in the schema it records."""
-        if not metadata.schema:
-            return
-        schema = table_schema_from_commit(metadata.schema)
-        widened = with_concurrent_columns(schema, timeline, timeline.reload())
-        if widened is not schema:
-            schema_json = arrow_to_avro_json(widened, self.config.name, False)
-            metadata.extra_metadata[CommitMetadata.SCHEMA_KEY] = schema_json
+    def _job(self, timeline: ActiveTimeline, instant_time: str, opts: Options) -> CommitMetadata:
+        return _CompactionJob(self, timeline, instant_time, opts).run()
 
     def _require_merge_on_read(self) -> None:
         if not self.config.is_merge_on_read:
@@ -301,7 +215,7 @@ class CompactTask:
         scanned = time.monotonic()
         merger = SliceMerger(
             storage,
-            _merged_schema(settings),
+            merged_slice_schema(settings),
             settings.merger,
             self.memory_budget,
             self.spill_path,
@@ -368,18 +282,13 @@ class CompactTask:
         return resumed, rows.column(RECORD_KEY_FIELD).slice(rows.num_rows - inserted)
 
 
-def _merged_schema(settings: WriteSettings) -> pa.Schema:
+def merged_slice_schema(settings: WriteSettings) -> pa.Schema:
     """What a compaction merges: the file schema but for the partition path and file name,
     which the new file sets anew (as_rows_of) and which are costly to carry as strings."""
     schema = settings.file_schema
     for name in (PARTITION_PATH_FIELD, FILE_NAME_FIELD):
         schema = schema.remove(schema.get_field_index(name))
     return schema
-
-
-def _is_completed(timeline: ActiveTimeline, instant_time: str) -> bool:
-    found = timeline.find(instant_time)
-    return found is not None and found.is_completed
 
 
 def run_compact_task(task: CompactTask, settings: WriteSettings) -> WriteStat | None:
@@ -389,20 +298,3 @@ def run_compact_task(task: CompactTask, settings: WriteSettings) -> WriteStat | 
         if task.operation.base_file_path is not None:  # name the base file if it is to blame
             check_base_file(settings.storage, task.operation.base_file_path)
         raise
-
-
-def _roll_back_attempt(failure: BaseException, timeline: ActiveTimeline, instant_time: str) -> None:
-    """Undoes this process's failed attempt. If that fails too, the next attempt rolls it back:
-    the rollback's own failure is logged with its traceback and noted on the attempt's failure,
-    which the caller sees."""
-    try:
-        timeline = timeline.reload()
-        current = timeline.find(instant_time)
-        if current is not None and current.state is State.INFLIGHT:
-            rollback_instant(timeline.storage, timeline, current)
-    except Exception as rollback_error:
-        _LOG.exception("rolling back the failed attempt at compaction %s failed too", instant_time)
-        failure.add_note(
-            f"rolling back the failed attempt at compaction {instant_time} failed too "
-            f"({type(rollback_error).__name__}: {rollback_error}); the next attempt rolls it back"
-        )

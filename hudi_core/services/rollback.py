@@ -47,7 +47,7 @@ class RollbackPlan:
     instant: Instant  # the failed write
     files_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
     logs_by_partition: dict[str, list[str]] = field(default_factory=dict)  # relative paths
-    keep_compaction_plan: bool = True  # a failed compaction attempt is retried, not dropped
+    keep_plan: bool = True  # a failed compaction or clustering attempt is retried, not dropped
 
     def add(self, path: str, io_type: str) -> None:
         partition = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -162,18 +162,18 @@ def _resume_rollbacks(storage: Storage, timeline: ActiveTimeline) -> None:
 
 
 def rollback_instant(
-    storage: Storage, timeline: ActiveTimeline, target: Instant, keep_compaction_plan: bool = True
+    storage: Storage, timeline: ActiveTimeline, target: Instant, keep_plan: bool = True
 ) -> Instant:
     """Rolls back one instant; returns the completed rollback instant.
 
     A pending write's files are found through its markers; a completed instant is unpublished
     first and its files are found by listing what its write stats name (its markers are
-    gone). A compaction keeps its plan (to be run again) unless `keep_compaction_plan` is off.
+    gone). A compaction or clustering keeps its plan (to be run again) unless `keep_plan` is off.
     """
     plan = _plan_for_completed(storage, timeline, target) if target.is_completed else None
     plan = plan or _plan_for(storage, target)
-    plan.keep_compaction_plan = keep_compaction_plan
-    if target.action == COMPACTION and not keep_compaction_plan:
+    plan.keep_plan = keep_plan
+    if target.action == COMPACTION and not keep_plan:
         _add_slice_logs(storage, timeline, target, plan)
     rollback_time = timeline.new_instant_time()
     requested = timeline.create_requested(ROLLBACK, rollback_time, plan.to_avro(storage))
@@ -205,7 +205,7 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
             f"{later[0]} came after {instant_time}; only the latest write can be rolled back "
             "(roll back the later ones first, or restore to a savepoint)"
         )
-    return rollback_instant(storage, timeline, target, keep_compaction_plan=False).timestamp
+    return rollback_instant(storage, timeline, target, keep_plan=False).timestamp
 
 
 def _droppable_broken_compaction(
@@ -404,7 +404,7 @@ def _execute(
             "rollbackLogFiles": rollback_logs,
             "logFilesFromFailedCommit": failed_logs,
         }
-    if plan.instant.action == COMPACTION and plan.keep_compaction_plan:  # to be run again
+    if plan.keep_plan and _is_service_plan(timeline, plan.instant):  # run again
         timeline.revert_to_requested(plan.instant)
     else:
         timeline.delete_pending(plan.instant)
@@ -443,6 +443,12 @@ def _append_rollback_block(
     path = f"{partition}/{new_name}" if partition else new_name
     size = write_log_file(storage, path, [rollback_block(rollback.timestamp, failed.timestamp)])
     return path, size
+
+
+def _is_service_plan(timeline: ActiveTimeline, instant: Instant) -> bool:
+    """Whether `instant` executes a table service's plan (a compaction, a clustering),
+    which a failed attempt leaves to be run again."""
+    return instant.action == COMPACTION or _is_pending_clustering(timeline, instant)
 
 
 def _is_pending_clustering(timeline: ActiveTimeline, instant: Instant) -> bool:

@@ -210,7 +210,7 @@ def _roll_back_for_restore(
     if current is None:
         return None  # rolled back by an earlier run whose rollback instant is gone
     _LOG.info("restore: rolling back %s", current)
-    done = rollback_instant(storage, timeline, current, keep_compaction_plan=False)
+    done = rollback_instant(storage, timeline, current, keep_plan=False)
     return avro_metadata.deserialize(timeline.reload().read_bytes(done))
 
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.choices import WriteOperation
+from hudi_core.config import clustering_options as K
 from hudi_core.config import index_options as I
 from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
@@ -153,6 +154,7 @@ class WriteJob:
         self.index = index_for(options)  # a bad hoodie.index.type fails before any instant
         self._require_non_blocking_fits(options)
         log_suffix(options)  # a bad hoodie.write.log.suffix fails before any instant too
+        _require_reject_updates(options)
         # EmptyHoodieRecordPayload as the write's payload class: every row deletes its key.
         payload = options.get_option(W.PAYLOAD_CLASS)
         deletes_every_row = is_deleting_payload(payload)
@@ -395,3 +397,14 @@ def _planned_work(task: WriteTask) -> PlannedWork:
         prev = task.base_file.instant_time
         return PlannedWork(task.partition_path, task.file_id, prev, updates=task.rows.num_rows)
     return PlannedWork(task.partition_path, task.file_id, None, inserts=task.num_rows)
+
+
+def _require_reject_updates(options: Options) -> None:
+    """Updates to file groups under pending clustering are refused (see WritePlanner); the
+    strategies that let them through are not implemented."""
+    strategy = options.get_option(K.UPDATES_STRATEGY)
+    if strategy.rsplit(".", 1)[-1] != K.REJECT_UPDATES.rsplit(".", 1)[-1]:
+        raise InvalidOptionError(
+            f"{K.UPDATES_STRATEGY.key}={strategy}: only {K.REJECT_UPDATES} is implemented "
+            "(a write updating a file group under pending clustering fails)"
+        )

@@ -46,7 +46,7 @@ def test_a_write_whose_rollback_fails_reports_both(tmp_path, monkeypatch, caplog
 
 
 def test_a_compaction_whose_rollback_fails_reports_both(tmp_path, monkeypatch, caplog):
-    from hudi_core.services import compaction
+    from hudi_core.services import compaction, planned_service
 
     path, table = create_trips_table(
         tmp_path, "MERGE_ON_READ", {"hoodie.compact.inline.max.delta.commits": "1"}
@@ -55,7 +55,7 @@ def test_a_compaction_whose_rollback_fails_reports_both(tmp_path, monkeypatch, c
     table.write(datagen.trips([1], seed=2, ts=2))
     planned = table.compaction.schedule()
     monkeypatch.setattr(compaction.CompactTask, "run", _failing)
-    monkeypatch.setattr(compaction, "rollback_instant", _broken_rollback)
+    monkeypatch.setattr(planned_service, "rollback_instant", _broken_rollback)
     with caplog.at_level(logging.ERROR), pytest.raises(TaskFailure) as failed:
         table.compaction.run(planned)
     assert any(f"compaction {planned} failed too" in n for n in failed.value.__notes__)
