@@ -37,6 +37,7 @@ from hudi_core.errors import (
     UnsupportedTableVersionError,
     WriteConflictError,
 )
+from hudi_core.read.scan_statistics import ScanStatistics
 from hudi_core.table import HudiTable
 from hudi_core.timeline import Instant, State
 
@@ -84,6 +85,7 @@ __all__ = [
     "PrecombineFieldError",
     "QueryError",
     "RecordKeyError",
+    "ScanStatistics",
     "SchemaError",
     "ServiceError",
     "State",

@@ -26,6 +26,7 @@ from hudi_core.merge.ordering_groups import OrderingGroups
 from hudi_core.merge.record_merger import merging_payload_class
 from hudi_core.read.filters import Filter
 from hudi_core.read.reader import TableReader, normalize_instant, read_request
+from hudi_core.read.scan_statistics import ScanStatistics
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
 from hudi_core.services.archiver import Archiver
 from hudi_core.services.cleaner import Cleaner
@@ -196,10 +197,26 @@ class HudiTable:
         `options` are read options such as hoodie.datasource.merge.type=skip_merge,
         hoodie.memory.merge.max.size or hoodie.datasource.read.changelog.enabled.
         """
+        return self.read_with_statistics(columns, filters, as_of, query_type, begin, end, options)[
+            0
+        ]
+
+    def read_with_statistics(
+        self,
+        columns: Sequence[str] | None = None,
+        filters: Sequence[Filter] | None = None,
+        as_of: str | None = None,
+        query_type: QueryType | str = QueryType.SNAPSHOT,
+        begin: str | None = None,
+        end: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> tuple[pa.Table, ScanStatistics]:
+        """`read`, and what it scanned: base files and row groups read out of those the
+        query's slices hold (files without logs are skipped by their column statistics)."""
         request = read_request(
             {**self.options, **(options or {})}, columns, filters, query_type, as_of, begin, end
         )
-        return TableReader(self.storage, self.config, self.engine).read(request)
+        return TableReader(self.storage, self.config, self.engine).read_with_statistics(request)
 
     # ---- table services
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from hudi_core.choices import QueryType
 from hudi_core.config import read_options as R
@@ -35,6 +36,7 @@ from hudi_core.model.file_group import FileSlice
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.read.filters import Filter, prune_partitions, to_expression
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
+from hudi_core.read.scan_statistics import ScanStatistics
 from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.evolution import cast_batch_to_schema
 from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields
@@ -44,6 +46,7 @@ from hudi_core.timeline import ActiveTimeline, Instant
 from hudi_core.timeline.archived_timeline import archive_files, archive_folder_path
 from hudi_core.timeline.instant_time import format_instant_time
 
+_PARQUET = ds.ParquetFileFormat()
 # Key generators whose partition paths hold the partition columns' values verbatim.
 _VALUE_PATH_KEYGENS = (
     "SimpleKeyGenerator",
@@ -104,10 +107,13 @@ class TableReader:
         self.engine = engine
 
     def read(self, request: ReadRequest) -> pa.Table:
+        return self.read_with_statistics(request)[0]
+
+    def read_with_statistics(self, request: ReadRequest) -> tuple[pa.Table, ScanStatistics]:
         plan = self.plan(request)
         if plan is None:
-            return _select(pa.schema([]).empty_table(), request.columns)
-        return plan.read_all(self.engine)
+            return _select(pa.schema([]).empty_table(), request.columns), ScanStatistics()
+        return plan.read_all_with_statistics(self.engine)
 
     def plan(self, request: ReadRequest) -> ReadPlan | None:
         """The slices a query reads and how to read each (None for a table never written);
@@ -217,6 +223,7 @@ class ReadPlan:
             self.expression = combined if self.expression is None else self.expression & combined
             filtered_on.add(COMMIT_TIME_FIELD)
         self.columns = _checked_columns(request.columns, self.schema)
+        self.filtered_on = filtered_on
         self.needed = self.columns + [
             c for c in self.schema.names if c in filtered_on and c not in self.columns
         ]
@@ -242,12 +249,21 @@ class ReadPlan:
         return pa.schema([self.schema.field(c) for c in self.columns])
 
     def read_all(self, engine: EngineContext) -> pa.Table:
-        tables = engine.map(self.read_slice, self.query.slices)
-        tables = [t for t in tables if t.num_rows]
-        return pa.concat_tables(tables) if tables else self.output_schema.empty_table()
+        return self.read_all_with_statistics(engine)[0]
+
+    def read_all_with_statistics(self, engine: EngineContext) -> tuple[pa.Table, ScanStatistics]:
+        scanned = engine.map(self.scan_slice, self.query.slices)
+        statistics = sum((s for _, s in scanned), ScanStatistics())
+        tables = [t for t, _ in scanned if t.num_rows]
+        rows = pa.concat_tables(tables) if tables else self.output_schema.empty_table()
+        return rows, statistics
 
     def read_slice(self, file_slice: FileSlice) -> pa.Table:
         """The slice's rows, filtered, in the requested columns."""
+        return self.scan_slice(file_slice)[0]
+
+    def scan_slice(self, file_slice: FileSlice) -> tuple[pa.Table, ScanStatistics]:
+        """read_slice, and what it scanned."""
         if self.merge_on_read and file_slice.log_files:
             try:
                 rows = self._read_with_log(file_slice).select(self.needed)
@@ -255,14 +271,43 @@ class ReadPlan:
                 if file_slice.base_file is not None:  # name the base file if it is to blame
                     check_base_file(self.storage, file_slice.base_file.path)
                 raise
+            statistics = ScanStatistics(files=1, files_read=1)
         elif file_slice.base_file is not None:
-            path = file_slice.base_file.path
-            rows = _read_base_file(self.storage, path, self.schema, self.needed)
+            rows, statistics = self._pruned_base_rows(file_slice.base_file.path)
         else:
-            return self.output_schema.empty_table()
+            return self.output_schema.empty_table(), ScanStatistics()
         if self.expression is not None:
             rows = rows.filter(self.expression)
-        return rows.select(self.columns)
+        return rows.select(self.columns), statistics
+
+    def _pruned_base_rows(self, path: str) -> tuple[pa.Table, ScanStatistics]:
+        """A base file's rows (no log applies to them), but for the row groups whose column
+        statistics show no row can match the filters."""
+        with parquet_errors(self.storage, path):
+            fragment = _PARQUET.make_fragment(self.storage.full_path(path), self.storage.fs)
+            total = fragment.num_row_groups  # the footer, read once for both uses
+            kept = self._matching_row_groups(fragment)
+        read = total if kept is None else len(kept)
+        statistics = ScanStatistics(1, int(read > 0 or total == 0), total, read)
+        if read == 0 and total:
+            return pa.schema([self.schema.field(c) for c in self.needed]).empty_table(), statistics
+        parquet = open_base_file(self.storage, path, metadata=fragment.metadata)
+        rows = _read_base_file(self.storage, parquet, path, self.schema, self.needed, kept)
+        return rows, statistics
+
+    def _matching_row_groups(self, fragment: ds.ParquetFileFragment) -> list[int] | None:
+        """Row groups whose statistics may match the filters; None (all) without filters, or
+        when the file cannot be judged by them (a filtered column it lacks, or stores in
+        another type than the table's)."""
+        if self.expression is None:
+            return None
+        physical = fragment.physical_schema
+        for name in self.filtered_on:
+            index = physical.get_field_index(name)
+            if index < 0 or physical.field(index).type != self.schema.field(name).type:
+                return None
+        kept = fragment.subset(filter=self.expression, schema=physical)
+        return [group.id for group in kept.row_groups]
 
     def _read_with_log(self, file_slice: FileSlice) -> pa.Table:
         log = SliceLog.scan(self.storage, file_slice, self.query.instants)
@@ -286,15 +331,28 @@ class ReadPlan:
     def _base_rows(self, file_slice: FileSlice) -> pa.Table:
         assert file_slice.base_file is not None
         path = file_slice.base_file.path
-        return _read_base_file(self.storage, path, self.file_schema, self.file_schema.names)
+        parquet = open_base_file(self.storage, path)
+        names = self.file_schema.names
+        return _read_base_file(self.storage, parquet, path, self.file_schema, names)
 
 
-def _read_base_file(storage: Storage, path: str, schema: pa.Schema, columns: list[str]) -> pa.Table:
-    """`columns` of one base file, in `schema`: columns the file predates come back null."""
-    parquet = open_base_file(storage, path)
+def _read_base_file(
+    storage: Storage,
+    parquet: pq.ParquetFile,
+    path: str,
+    schema: pa.Schema,
+    columns: list[str],
+    row_groups: list[int] | None = None,
+) -> pa.Table:
+    """`columns` of one base file (of its `row_groups`, default all), in `schema`: columns
+    the file predates come back null."""
     with parquet_errors(storage, path):
         present = set(parquet.schema_arrow.names)
-        table = parquet.read(columns=[c for c in columns if c in present])
+        wanted = [c for c in columns if c in present]
+        if row_groups is None:
+            table = parquet.read(columns=wanted)
+        else:
+            table = parquet.read_row_groups(row_groups, columns=wanted)
     return cast_batch_to_schema(table, pa.schema([schema.field(c) for c in columns]))
 
 

@@ -1,6 +1,7 @@
-"""Table services: compaction, cleaning, archival, rollback, savepoints and restore, and the
-removal of Apache Hudi's metadata table (no clustering or bootstrap yet)."""
+"""Table services: compaction, clustering, cleaning, archival, rollback, savepoints and
+restore, and the removal of Apache Hudi's metadata table (no bootstrap yet)."""
 
+from hudi_core.services.clustering import clustering_due
 from hudi_core.services.compaction_trigger import compaction_due
 
-__all__ = ["compaction_due"]
+__all__ = ["clustering_due", "compaction_due"]

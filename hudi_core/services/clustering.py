@@ -95,6 +95,7 @@ class Clusterer(PlannedService):
         opts = self._options_for_change(options, self.what)
         self._refuse_bucket_index(opts)
         settings = PlanSettings.from_options(opts)
+        Layout.of(ClusteringPlan([]), opts)  # a bad layout option fails now, not at execution
         with self._lock(opts):  # one plan at a time: no two plans take the same file group
             timeline = self._settled_timeline(opts)
             view = FileSystemView(self.storage, timeline)
