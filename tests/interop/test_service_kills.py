@@ -199,3 +199,37 @@ def test_killed_archival_is_completed_by_a_rerun(tmp_path, point):
     assert [(i.timestamp, i.action) for i in table.timeline(archived=True)] == full_before
     assert all(i.is_completed for i in table.timeline(archived=True))
     _assert_unchanged(table, path, before, f"archival re-run after a kill {point}")
+
+
+CLUSTERING_KILLS = {
+    "after the plan": "at_transition('replacecommit', 'INFLIGHT')",
+    "mid-execution": (
+        "from hudi_core.io import base_file; after_calls(base_file.BaseFileWriter, 'close', 1)"
+    ),
+    "before completion": "at_transition('replacecommit', 'COMPLETED')",
+}
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("point", sorted(CLUSTERING_KILLS))
+def test_killed_clustering_is_completed_by_a_rerun(tmp_path, point, table_type):
+    path = str(tmp_path / "trips")
+    options = {**OPTIONS, "hoodie.parquet.small.file.limit": "0"}
+    table = HudiTable.create(path, "trips", table_type, ["uuid"], ["city"], "ts", options=options)
+    for n in range(4):
+        table.write(datagen.trips(list(range(20 * n, 20 * n + 20)), seed=n, ts=n))
+    table.write(datagen.trips(list(range(0, 80, 3)), seed=9, ts=9))
+    before = _rows(table)
+    planned = table.clustering.schedule({"hoodie.clustering.plan.strategy.sort.columns": "fare"})
+    assert planned is not None
+    _run_killed(path, CLUSTERING_KILLS[point], f"table.clustering.run({planned!r})")
+    _assert_unchanged(table, path, before, f"clustering killed {point}")
+    assert table.clustering.pending() == [planned]
+
+    assert table.clustering.run() == planned
+    rollbacks = [i for i in table.timeline() if i.action == "rollback" and i.is_completed]
+    assert len(rollbacks) == (point != "after the plan"), "a dead attempt is rolled back first"
+    done = next(i for i in table.timeline() if i.timestamp == planned)
+    assert (done.action, done.state) == ("replacecommit", State.COMPLETED)
+    _assert_unchanged(table, path, before, f"clustering re-run after a kill {point}")
+    assert set(_base_instants(table)) == {planned}  # every row now lies in a clustered file
