@@ -414,13 +414,24 @@ class TableInspector:
     def pending_clusterings(self) -> tuple[ClusteringInfo, ...]:
         """Clusterings planned and not completed, oldest first (pending replacecommits of
         insert_overwrite carry no clustering plan and are not listed)."""
-        found = []
-        for info in self._pending(REPLACE_COMMIT):
-            planned = clustering_file_groups(self._active_timeline, info.timestamp)
-            if planned:
-                groups = tuple(sorted(FileGroupId(p, f) for p, f in planned))
-                found.append(ClusteringInfo(info, groups))
-        return tuple(found)
+        found = (self._clustering(info) for info in self._pending(REPLACE_COMMIT))
+        return tuple(c for c in found if c is not None)
+
+    def clustering(self, instant_time: str) -> ClusteringInfo:
+        """The clustering at `instant_time` on the active timeline, pending or completed."""
+        found = self._clustering(self.instant(instant_time, REPLACE_COMMIT))
+        if found is None:
+            raise TimelineError(
+                f"replacecommit {instant_time} of {self} is no clustering: its requested file "
+                "holds no clustering plan"
+            )
+        return found
+
+    def _clustering(self, info: InstantInfo) -> ClusteringInfo | None:
+        planned = clustering_file_groups(self._active_timeline, info.timestamp)
+        if not planned:
+            return None
+        return ClusteringInfo(info, tuple(sorted(FileGroupId(p, f) for p, f in planned)))
 
     # ---- what the answers are read from
 

@@ -30,7 +30,17 @@ from hudi_core import HudiTable
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.schema.meta_fields import is_meta_field
 from hudi_core.timeline import ActiveTimeline
-from spark_jobs import archive, clean, cli, compact, ingest, restore, rollback, savepoint
+from spark_jobs import (
+    archive,
+    clean,
+    cli,
+    cluster,
+    compact,
+    ingest,
+    restore,
+    rollback,
+    savepoint,
+)
 from tests import datagen, oracle
 
 pytestmark = pytest.mark.spark
@@ -43,7 +53,7 @@ TABLE_FLAGS = ["--record-key-field", "uuid", "--partition-path-field", "city"]
 MOR_FLAGS = ["--table-type", "MERGE_ON_READ", *TABLE_FLAGS, "--precombine-field", "ts"]
 # Updates go to log files, and two delta commits make a compaction due.
 MOR_CONF = ["hoodie.parquet.small.file.limit=0", "hoodie.compact.inline.max.delta.commits=2"]
-ALL_JOBS = (ingest, compact, clean, archive, rollback, savepoint, restore)
+ALL_JOBS = (ingest, compact, cluster, clean, archive, rollback, savepoint, restore)
 
 
 # ---- running jobs
@@ -679,6 +689,37 @@ def _savepoint_then_restore(capsys, path: str, write, model: Model) -> None:
     line = succeeded(capsys, savepoint, "--base-path", path, "--instant-time", saved, "--delete")
     assert (line["instant_time"], line["state"]) == (saved, "DELETED")
     assert all(action != "savepoint" for _, action, _ in instants(path))
+
+
+# ---- clustering
+
+
+def test_cluster_job_schedules_then_executes_its_groups_on_the_executors(spark, tmp_path, capsys):
+    path = str(tmp_path / "trips")
+    table = local_mor_table(path)
+    model = Model(TRIPS_SCHEMA)
+    for n in range(4):
+        batch = trips(range(10 * n, 10 * n + 10), n + 1)
+        table.write(batch)
+        model.apply(batch)
+    update = trips(range(0, 40, 4), 9)
+    table.write(update)
+    model.apply(update)
+    base = ["--base-path", path]
+    line = succeeded(capsys, cluster, *base, "--mode", "schedule", "--sort-columns", "fare")
+    planned = line["instant_time"]
+    assert (line["action"], line["state"]) == ("replacecommit", "REQUESTED")
+    assert line["counts"]["file_groups"] == 8  # four commits of new groups in two cities
+    line = succeeded(capsys, cluster, *base, "--mode", "execute", "--layout", "hilbert")
+    assert (line["instant_time"], line["state"]) == (planned, "COMPLETED")
+    assert line["counts"]["files_written"] == 2 and line["counts"]["rows_written"] == 40
+    check(path, model, "clustered by the cluster job")
+    # scheduleAndExecute (the default): the two clustered files are still small, so a
+    # second clustering takes them, as Apache Hudi's size-based strategy would
+    line = succeeded(capsys, cluster, *base)
+    assert line["instant_time"] > planned and line["state"] == "COMPLETED"
+    assert line["counts"]["file_groups"] == 2
+    check(path, model, "clustered again")
 
 
 # ---- a real spark-submit

@@ -21,7 +21,17 @@ import pytest
 from hudi_core import HudiTable
 
 ROOT = Path(__file__).resolve().parents[2]
-JOBS = ["ingest", "compact", "clean", "archive", "rollback", "savepoint", "restore", "hive_sync"]
+JOBS = [
+    "ingest",
+    "compact",
+    "cluster",
+    "clean",
+    "archive",
+    "rollback",
+    "savepoint",
+    "restore",
+    "hive_sync",
+]
 INSTANT = "20250101000000000"
 LIMIT_S = 5.0
 
@@ -115,6 +125,7 @@ def test_ingest_creates_no_table_without_what_creating_needs(fake_java, tmp_path
     ("job", "argv", "problem"),
     [
         ("compact", ["--mode", "sideways"], "sideways"),
+        ("cluster", ["--layout", "spiral"], "spiral"),
         ("ingest", ["--source-format", "xml"], "xml"),
         ("ingest", ["--source-format", "json", "--checkpoint", "yesterday"], "yesterday"),
         ("ingest", ["--source-format", "json", "--filter-dupes"], "--filter-dupes"),
