@@ -8,6 +8,8 @@
   files (hoodie.write.log.suffix: `SourceEntry.log_suffix`);
 - `<table>_compaction` (merge-on-read tables): `schedule_compaction` -> `execute_compaction`,
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
+- `<table>_clustering` (tables whose entry sets `clustering_schedule`):
+  `schedule_clustering` -> `execute_clustering`, likewise;
 - `<table>_maintenance`: `clean` -> `archive`.
 
 Every Spark task of a table gets the entry's Spark settings (`spark_conf`, `executor_memory`,
@@ -21,7 +23,7 @@ syncs after each commit:
 
 - `<table>_ingest` (and every `<table>_ingest_<source>`): `ingest` -> `hive_sync`;
 - `<table>_compaction`: `schedule_compaction` -> `execute_compaction` -> `hive_sync` (skipped
-  with the compaction when there is none to run);
+  with the compaction when there is none to run), and `<table>_clustering` likewise;
 - `<table>_hive_sync`: `hive_sync` alone on `hive_sync_schedule`, passing the run's data
   interval end as the watermark of the partition-time commit trigger (the data up to it is
   complete; skipped until the table exists); the syncs after writes pass none, so only this
@@ -52,9 +54,11 @@ from airflow.sdk import DAG, Param
 from hudi_airflow.operators import (
     HudiArchiveOperator,
     HudiCleanOperator,
+    HudiClusteringOperator,
     HudiCompactionOperator,
     HudiHiveSyncOperator,
     HudiIngestOperator,
+    HudiScheduleClusteringOperator,
     HudiScheduleCompactionOperator,
 )
 from hudi_airflow.tables_config import SourceEntry, TableEntry, TablesConfigError, read_tables
@@ -62,7 +66,7 @@ from hudi_core import WriteOperation
 
 START_DATE = datetime(2026, 1, 1)
 OPERATIONS = [operation.lower() for operation in WriteOperation]
-PLANNED_INSTANT = "{{ ti.xcom_pull(task_ids='schedule_compaction', key='instant_time') }}"
+PLANNED = "{{{{ ti.xcom_pull(task_ids='schedule_{}', key='instant_time') }}}}"
 # The run's data interval end; runs without a logical date (manual runs may have none in
 # Airflow 3) have no data interval, and then no watermark.
 INTERVAL_END_WATERMARK = (
@@ -114,6 +118,8 @@ def table_dags(entry: TableEntry) -> list[DAG]:
         dags = [ingest_dag(entry)]
     if entry.is_merge_on_read:
         dags.append(compaction_dag(entry))
+    if entry.clustering_schedule is not None:
+        dags.append(clustering_dag(entry))
     dags.append(maintenance_dag(entry))
     if entry.syncs_to_hive:
         dags.append(hive_sync_dag(entry))
@@ -192,12 +198,28 @@ def compaction_dag(entry: TableEntry) -> DAG:
         )
         execute = HudiCompactionOperator(
             task_id="execute_compaction",
-            instant_time=PLANNED_INSTANT,
+            instant_time=PLANNED.format("compaction"),
             **_table_arguments(entry, spark=True),
         )
         schedule >> execute
         if entry.syncs_to_hive:
             execute >> _hive_sync(entry)  # skipped, as execute is, when nothing is due
+    return dag
+
+
+def clustering_dag(entry: TableEntry) -> DAG:
+    with _dag(entry, "clustering", entry.clustering_schedule) as dag:
+        schedule = HudiScheduleClusteringOperator(
+            task_id="schedule_clustering", **_table_arguments(entry, spark=False)
+        )
+        execute = HudiClusteringOperator(
+            task_id="execute_clustering",
+            instant_time=PLANNED.format("clustering"),
+            **_table_arguments(entry, spark=True),
+        )
+        schedule >> execute
+        if entry.syncs_to_hive:
+            execute >> _hive_sync(entry)  # skipped, as execute is, when nothing is planned
     return dag
 
 

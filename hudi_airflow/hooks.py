@@ -151,9 +151,15 @@ class HudiTableHook(BaseHook):
 
     def pending_compactions(self) -> list[str]:
         """The instant times of the planned compactions not completed yet, oldest first."""
+        return self.pending_plans("compaction")
+
+    def pending_plans(self, service: str) -> list[str]:
+        """The instant times of the plans of `service` (compaction, clustering) not
+        completed yet, oldest first."""
         if not self.exists():
             return []
-        return [c.instant.timestamp for c in self.get_conn().inspect.pending_compactions()]
+        table = self.get_conn()
+        return {"compaction": table.compaction, "clustering": table.clustering}[service].pending()
 
 
 def lock_database_url() -> str | None:

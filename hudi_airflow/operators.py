@@ -202,6 +202,30 @@ class HudiCompactionOperator(HudiSparkJobOperator):
         return _flags(flags)
 
 
+class HudiClusteringOperator(HudiSparkJobOperator):
+    """Executes a planned clustering: `instant_time` (templated, e.g. pulled from the planning
+    task's XCom), else the oldest (FIFO) or newest (LIFO) pending plan. A retry of an attempt
+    that died rolls back that attempt's files and runs the same instant again."""
+
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time")
+    records_task_instance = True
+
+    def __init__(
+        self,
+        *,
+        instant_time: str | None = None,
+        seq: CompactionOrder | str = CompactionOrder.FIFO,
+        **kwargs: Any,
+    ):
+        super().__init__(job="cluster", **kwargs)
+        self.instant_time = instant_time
+        self.seq = CompactionOrder.parse(seq, "seq")
+
+    def job_arguments(self, context: Any) -> list[str]:
+        flags = {"--mode": "execute", "--instant-time": self.instant_time, "--seq": self.seq}
+        return _flags(flags)
+
+
 class HudiCleanOperator(HudiSparkJobOperator):
     """Deletes the file slices the cleaner policy no longer keeps (rolling back failed writes
     first under the lazy policy)."""
@@ -258,13 +282,14 @@ class HudiHiveSyncOperator(HudiSparkJobOperator):
         return _flags({"--metastore-dir": self.metastore_dir, "--watermark": self.watermark})
 
 
-class HudiScheduleCompactionOperator(BaseOperator):
-    """Plans a compaction if the trigger says one is due, under the table's lock; hands the
-    plan to execute (the new one, or the oldest/newest left pending by `seq`) through XCom.
-    Skips, and so skips the execution after it, when nothing is due and nothing is pending."""
+class _HudiScheduleServiceOperator(BaseOperator):
+    """Plans a table service (`service`) if one is due, under the table's lock; hands the plan
+    to execute (the new one, or the oldest/newest left pending by `seq`) through XCom. Skips,
+    and so skips the execution after it, when nothing is due and nothing is pending."""
 
     template_fields: Sequence[str] = ("base_path", "hoodie_options")
     ui_color = "#fef7e0"
+    service: str  # "compaction" or "clustering"
 
     def __init__(
         self,
@@ -284,19 +309,31 @@ class HudiScheduleCompactionOperator(BaseOperator):
     def execute(self, context: Any) -> str:
         table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
         if not table.exists():
-            raise AirflowSkipException(f"no table at {table.base_path} yet: nothing to compact")
-        planned = table.get_conn().compaction.schedule()
+            raise AirflowSkipException(f"no table at {table.base_path} yet: no {self.service}")
+        planned = getattr(table.get_conn(), self.service).schedule()
         if planned is not None:
-            self.log.info("planned compaction %s", planned)
-        pending = table.pending_compactions()
+            self.log.info("planned %s %s", self.service, planned)
+        pending = table.pending_plans(self.service)
         if not pending:
-            raise AirflowSkipException("no compaction is due and none is pending")
+            raise AirflowSkipException(f"no {self.service} is due and none is pending")
         chosen = pending[0] if self.seq is CompactionOrder.FIFO else pending[-1]
         self.log.info(
-            "compaction to execute: %s (%s of %d pending)", chosen, self.seq, len(pending)
+            "%s to execute: %s (%s of %d pending)", self.service, chosen, self.seq, len(pending)
         )
         context["ti"].xcom_push(key="instant_time", value=chosen)
         return chosen
+
+
+class HudiScheduleCompactionOperator(_HudiScheduleServiceOperator):
+    """Plans a compaction if the trigger says one is due (see _HudiScheduleServiceOperator)."""
+
+    service = "compaction"
+
+
+class HudiScheduleClusteringOperator(_HudiScheduleServiceOperator):
+    """Plans a clustering if some file slices qualify (see _HudiScheduleServiceOperator)."""
+
+    service = "clustering"
 
 
 def _flags(flags: dict[str, str | None]) -> list[str]:

@@ -13,6 +13,7 @@ list of entries.
         source_format: parquet
         schedule: "@hourly"            # optional: the ingest DAG's schedule
         compaction_schedule: "@hourly" # optional (these are the defaults)
+        clustering_schedule: "@daily"  # optional: absent, no <name>_clustering DAG
         maintenance_schedule: "@daily"
         hive_sync_schedule: "@hourly"  # optional: the <name>_hive_sync DAG's (hive-sync tables)
         metastore_dir: /data/metastore # optional: spark-mode Hive sync's embedded metastore
@@ -114,6 +115,7 @@ OPTIONAL = (
     "partition_path_field",
     "schedule",
     "compaction_schedule",
+    "clustering_schedule",
     "maintenance_schedule",
     "hive_sync_schedule",
     "metastore_dir",
@@ -199,6 +201,7 @@ class TableEntry:
     partition_path_field: str | None = None  # comma-separated; None: non-partitioned
     schedule: str | None = None  # the ingest DAG's (the sources' default); None: by hand only
     compaction_schedule: str | None = "@hourly"
+    clustering_schedule: str | None = None  # the <name>_clustering DAG's; None: no such DAG
     maintenance_schedule: str | None = "@daily"
     hive_sync_schedule: str | None = "@hourly"  # the <name>_hive_sync DAG's (hive-sync tables)
     metastore_dir: str | None = None  # spark-mode Hive sync's metastore; None: Spark's default
@@ -226,14 +229,17 @@ class TableEntry:
     @property
     def dag_ids(self) -> list[str]:
         """The ids of the DAGs the table gets: `<name>_ingest` (or `<name>_ingest_<source>`
-        for each source), `<name>_compaction` (merge-on-read), `<name>_maintenance` and
-        `<name>_hive_sync` (Hive sync tables)."""
+        for each source), `<name>_compaction` (merge-on-read), `<name>_clustering` (with a
+        `clustering_schedule`), `<name>_maintenance` and `<name>_hive_sync` (Hive sync
+        tables)."""
         if self.has_sources:
             kinds = [f"ingest_{source.name}" for source in self.sources]
         else:
             kinds = ["ingest"]
         if self.is_merge_on_read:
             kinds.append("compaction")
+        if self.clustering_schedule is not None:
+            kinds.append("clustering")
         kinds.append("maintenance")
         if self.syncs_to_hive:
             kinds.append("hive_sync")

@@ -79,6 +79,13 @@ class CompactionBacklog:
 
 
 @dataclass
+class PendingClustering:
+    timestamp: str
+    state: str  # REQUESTED, or INFLIGHT while (or after) an attempt runs
+    file_groups: int  # the file groups its plan rewrites
+
+
+@dataclass
 class TableSummary:
     name: str
     base_path: str
@@ -90,6 +97,7 @@ class TableSummary:
     counts_by_action: dict[str, int] = field(default_factory=dict)
     counts_by_state: dict[str, int] = field(default_factory=dict)
     pending_compactions: list[str] = field(default_factory=list)
+    pending_clusterings: list[PendingClustering] = field(default_factory=list)
     compaction_backlog: CompactionBacklog | None = None  # merge-on-read tables
     last_clean: CleanInfo | None = None
     archival: ArchivalInfo = field(default_factory=ArchivalInfo)
@@ -148,6 +156,10 @@ def summarize(entry: TableEntry, now: datetime | None = None) -> TableSummary:
         counts_by_action=dict(sorted(Counter(i.action for i in active).items())),
         counts_by_state=dict(sorted(Counter(i.state for i in active).items())),
         pending_compactions=[c.instant.timestamp for c in pending],
+        pending_clusterings=[
+            PendingClustering(c.instant.timestamp, c.instant.state, len(c.file_groups))
+            for c in inspector.pending_clusterings()
+        ],
         last_clean=_last_clean(inspector, active),
         archival=_archival(inspector),
     )
