@@ -49,7 +49,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import DAG, BaseOperator, Param
 
 from hudi_airflow.operators import (
     HudiArchiveOperator,
@@ -192,34 +192,44 @@ def _ingest_params(source: SourceEntry) -> dict[str, Param]:
 
 
 def compaction_dag(entry: TableEntry) -> DAG:
-    with _dag(entry, "compaction", entry.compaction_schedule) as dag:
-        schedule = HudiScheduleCompactionOperator(
-            task_id="schedule_compaction", **_table_arguments(entry, spark=False)
-        )
-        execute = HudiCompactionOperator(
-            task_id="execute_compaction",
-            instant_time=PLANNED.format("compaction"),
-            **_table_arguments(entry, spark=True),
-        )
-        schedule >> execute
-        if entry.syncs_to_hive:
-            execute >> _hive_sync(entry)  # skipped, as execute is, when nothing is due
-    return dag
+    return _planned_service_dag(
+        entry,
+        "compaction",
+        entry.compaction_schedule,
+        HudiScheduleCompactionOperator,
+        HudiCompactionOperator,
+    )
 
 
 def clustering_dag(entry: TableEntry) -> DAG:
-    with _dag(entry, "clustering", entry.clustering_schedule) as dag:
-        schedule = HudiScheduleClusteringOperator(
-            task_id="schedule_clustering", **_table_arguments(entry, spark=False)
-        )
-        execute = HudiClusteringOperator(
-            task_id="execute_clustering",
-            instant_time=PLANNED.format("clustering"),
+    return _planned_service_dag(
+        entry,
+        "clustering",
+        entry.clustering_schedule,
+        HudiScheduleClusteringOperator,
+        HudiClusteringOperator,
+    )
+
+
+def _planned_service_dag(
+    entry: TableEntry,
+    service: str,
+    schedule: str | None,
+    plan: type[BaseOperator],
+    execute: type[BaseOperator],
+) -> DAG:
+    """`schedule_<service>` (in the worker) >> `execute_<service>` (a Spark job), the planned
+    instant handed over through XCom; then the Hive sync of tables that sync."""
+    with _dag(entry, service, schedule) as dag:
+        planning = plan(task_id=f"schedule_{service}", **_table_arguments(entry, spark=False))
+        execution = execute(
+            task_id=f"execute_{service}",
+            instant_time=PLANNED.format(service),
             **_table_arguments(entry, spark=True),
         )
-        schedule >> execute
+        planning >> execution
         if entry.syncs_to_hive:
-            execute >> _hive_sync(entry)  # skipped, as execute is, when nothing is planned
+            execution >> _hive_sync(entry)  # skipped, as the execution is, when nothing is due
     return dag
 
 

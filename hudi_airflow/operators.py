@@ -178,13 +178,15 @@ class HudiIngestOperator(HudiSparkJobOperator):
         return _flags(flags)
 
 
-class HudiCompactionOperator(HudiSparkJobOperator):
-    """Executes a planned compaction: `instant_time` (templated, e.g. pulled from the planning
-    task's XCom), else the oldest (FIFO) or newest (LIFO) pending plan. A retry of an attempt
-    that died rolls back that attempt's files and runs the same instant again."""
+class _HudiExecutePlanOperator(HudiSparkJobOperator):
+    """Executes a planned table service (`job`: compact or cluster): `instant_time`
+    (templated, e.g. pulled from the planning task's XCom), else the oldest (FIFO) or newest
+    (LIFO) pending plan. A retry of an attempt that died rolls back that attempt's files and
+    runs the same instant again."""
 
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time")
     records_task_instance = True
+    job: str
 
     def __init__(
         self,
@@ -193,7 +195,7 @@ class HudiCompactionOperator(HudiSparkJobOperator):
         seq: CompactionOrder | str = CompactionOrder.FIFO,
         **kwargs: Any,
     ):
-        super().__init__(job="compact", **kwargs)
+        super().__init__(job=self.job, **kwargs)
         self.instant_time = instant_time
         self.seq = CompactionOrder.parse(seq, "seq")
 
@@ -202,28 +204,16 @@ class HudiCompactionOperator(HudiSparkJobOperator):
         return _flags(flags)
 
 
-class HudiClusteringOperator(HudiSparkJobOperator):
-    """Executes a planned clustering: `instant_time` (templated, e.g. pulled from the planning
-    task's XCom), else the oldest (FIFO) or newest (LIFO) pending plan. A retry of an attempt
-    that died rolls back that attempt's files and runs the same instant again."""
+class HudiCompactionOperator(_HudiExecutePlanOperator):
+    """Executes a planned compaction (see _HudiExecutePlanOperator)."""
 
-    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time")
-    records_task_instance = True
+    job = "compact"
 
-    def __init__(
-        self,
-        *,
-        instant_time: str | None = None,
-        seq: CompactionOrder | str = CompactionOrder.FIFO,
-        **kwargs: Any,
-    ):
-        super().__init__(job="cluster", **kwargs)
-        self.instant_time = instant_time
-        self.seq = CompactionOrder.parse(seq, "seq")
 
-    def job_arguments(self, context: Any) -> list[str]:
-        flags = {"--mode": "execute", "--instant-time": self.instant_time, "--seq": self.seq}
-        return _flags(flags)
+class HudiClusteringOperator(_HudiExecutePlanOperator):
+    """Executes a planned clustering (see _HudiExecutePlanOperator)."""
+
+    job = "cluster"
 
 
 class HudiCleanOperator(HudiSparkJobOperator):

@@ -15,12 +15,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_core import CompactionOrder, HudiTable
+from hudi_core import HudiTable
 from hudi_core.config import compaction_options as C
-from spark_jobs import cli
+from spark_jobs import cli, planned_service_job
 
 JOB = "compact"
-MODES = {"schedule": "schedule", "execute": "execute", "scheduleandexecute": "scheduleAndExecute"}
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -31,20 +30,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         options[C.STRATEGY.key] = args.strategy
     if args.target_io is not None:
         options[C.TARGET_IO.key] = str(args.target_io)
-    config = {"spark.executor.memory": args.spark_memory} if args.spark_memory else None
-    spark = cli.spark_session(JOB, args.spark_master, config)
-    table = cli.open_table(spark, args, options)
-    instant_time = args.instant_time
-    if args.mode in ("schedule", "scheduleAndExecute"):
-        instant_time = table.compaction.schedule()
-        if instant_time is None:
-            return cli.result(JOB, args.base_path, None, file_groups=0)
-        if args.mode == "schedule":
-            return _describe(table, instant_time)
-    done = table.compaction.run(instant_time, order=args.seq)
-    if done is None:
-        return cli.result(JOB, args.base_path, None, file_groups=0)
-    return _describe(table, done)
+    return planned_service_job.run_modes(
+        JOB, args, options, lambda table: table.compaction, _describe
+    )
 
 
 def _describe(table: HudiTable, instant_time: str) -> dict[str, Any]:
@@ -63,34 +51,12 @@ def _describe(table: HudiTable, instant_time: str) -> dict[str, Any]:
 
 def _arguments(argv: Sequence[str] | None):
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
-    parser.add_argument(
-        "--mode",
-        "-m",
-        default="scheduleAndExecute",
-        type=lambda value: MODES.get(value.lower(), value),
-        choices=sorted(MODES.values()),
-        help="plan a compaction, run one, or both (any letter case)",
-    )
-    parser.add_argument(
-        "--instant-time", "-it", help="execute: the planned compaction to run (else by --seq)"
-    )
-    parser.add_argument(
-        "--seq",
-        default=CompactionOrder.FIFO,
-        choices=list(CompactionOrder),
-        type=CompactionOrder,
-        help="execute without --instant-time: the oldest (FIFO) or newest (LIFO) plan",
-    )
+    planned_service_job.add_arguments(parser, "compaction")
     parser.add_argument(
         "--strategy", "-st", help="hoodie.compaction.strategy (a class name; else the option's)"
     )
     parser.add_argument(
         "--target-io", type=int, help="hoodie.compaction.target.io in MB (else the option's)"
-    )
-    parser.add_argument(
-        "--spark-memory",
-        "-sm",
-        help="spark.executor.memory of a session this job starts (spark-submit's otherwise)",
     )
     return parser.parse_args(argv)
 

@@ -35,6 +35,10 @@ LOCAL_BENCHES = {
         ["--rows", "2000", "--repeat", "1"],
         ["MOR bucket / MOR simple upsert:", "COW bucket upsert / deltalake:"],
     ),
+    "clustering_bench.py": (
+        ["--rows", "4000", "--commits", "8", "--repeat", "1"],
+        ["pyarrow read+sort+write:", "(target <= 1.5", "filtered read speedup after z-order:"],
+    ),
 }
 SPARK_BENCHES = {
     "spark_bench.py": (

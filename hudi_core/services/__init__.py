@@ -3,5 +3,6 @@ restore, and the removal of Apache Hudi's metadata table (no bootstrap yet)."""
 
 from hudi_core.services.clustering import clustering_due
 from hudi_core.services.compaction_trigger import compaction_due
+from hudi_core.services.planned_service import PlannedService
 
-__all__ = ["clustering_due", "compaction_due"]
+__all__ = ["PlannedService", "clustering_due", "compaction_due"]

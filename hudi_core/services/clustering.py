@@ -30,8 +30,6 @@ from hudi_core.config import index_options as I
 from hudi_core.config import read_options as R
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options, parse_list
-from hudi_core.config.table_config import TableConfig
-from hudi_core.engine import EngineContext
 from hudi_core.errors import ServiceError
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import merger_for
@@ -51,7 +49,6 @@ from hudi_core.services.clustering_strategy import SORT_COLUMNS_PARAM, PlanSetti
 from hudi_core.services.compaction import merged_slice_schema
 from hudi_core.services.planned_service import PlannedService
 from hudi_core.services.space_curves import curve_order
-from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
 from hudi_core.timeline.instant import REPLACE_COMMIT
@@ -67,16 +64,6 @@ class Clusterer(PlannedService):
 
     action = REPLACE_COMMIT
     what = "clustering"
-
-    def __init__(
-        self,
-        storage: Storage,
-        config: TableConfig,
-        engine: EngineContext,
-        options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(storage, config, options)
-        self.engine = engine  # runs a task per input group
 
     def _pending_plans(self, timeline: ActiveTimeline) -> list[Instant]:
         pending = timeline.pending([REPLACE_COMMIT])

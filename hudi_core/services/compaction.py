@@ -24,8 +24,6 @@ from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
-from hudi_core.config.table_config import TableConfig
-from hudi_core.engine import EngineContext
 from hudi_core.errors import ServiceError
 from hudi_core.io.base_file import check_base_file, read_footer
 from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, resume_bloom_filter
@@ -48,7 +46,6 @@ from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.compaction_strategy import Candidate, select
 from hudi_core.services.compaction_trigger import compaction_due
 from hudi_core.services.planned_service import PlannedService
-from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
 from hudi_core.timeline.instant import COMMIT, COMPACTION, WRITE_ACTIONS
@@ -66,16 +63,6 @@ class Compactor(PlannedService):
 
     action = COMPACTION
     what = "compaction"
-
-    def __init__(
-        self,
-        storage: Storage,
-        config: TableConfig,
-        engine: EngineContext,
-        options: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(storage, config, options)
-        self.engine = engine  # runs a task per planned file slice
 
     # ---- planning
 

@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 from hudi_core.choices import CompactionOrder
 from hudi_core.config.option import Options
+from hudi_core.config.table_config import TableConfig
+from hudi_core.engine import EngineContext
 from hudi_core.errors import ConcurrentServiceError, ServiceError, TimelineError
 from hudi_core.lock import optimistic_concurrency
 from hudi_core.model.commit_metadata import CommitMetadata
@@ -25,6 +27,7 @@ from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attemp
 from hudi_core.services.rollback import roll_back_dead_writes, rollback_instant
 from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.services.table_service import TableService
+from hudi_core.storage import Storage
 from hudi_core.table_schema import with_concurrent_columns
 from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.write.markers import Markers
@@ -38,6 +41,16 @@ class PlannedService(TableService, ABC):
     action: ClassVar[str]  # the requested instant's action
     what: ClassVar[str]  # the service's name in messages
 
+    def __init__(
+        self,
+        storage: Storage,
+        config: TableConfig,
+        engine: EngineContext,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(storage, config, options)
+        self.engine = engine  # runs the plan's tasks
+
     def pending(self) -> list[str]:
         """Instant times of the plans not yet completed, oldest first."""
         return [i.timestamp for i in self._pending_plans(self._timeline())]
@@ -50,6 +63,10 @@ class PlannedService(TableService, ABC):
 
     def _require_applicable(self) -> None:
         """Raises ServiceError when the service has nothing to do on this kind of table."""
+
+    @abstractmethod
+    def schedule(self, options: Mapping[str, Any] | None = None) -> str | None:
+        """Writes a plan if one is due; its instant time, or None."""
 
     @abstractmethod
     def _check_plan(self, timeline: ActiveTimeline, instant_time: str) -> None:

@@ -1,0 +1,65 @@
+"""What the jobs of planned services (compact.py, cluster.py) share: the modes of Apache
+Hudi's HoodieCompactor and HoodieClusteringJob (schedule, execute, scheduleAndExecute), the
+plan an execution takes (--instant-time, else --seq), and the session's executor memory."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from hudi_core import CompactionOrder, HudiTable
+from hudi_core.services import PlannedService
+from spark_jobs import cli
+
+MODES = {"schedule": "schedule", "execute": "execute", "scheduleandexecute": "scheduleAndExecute"}
+
+
+def add_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--mode",
+        "-m",
+        default="scheduleAndExecute",
+        type=lambda value: MODES.get(value.lower(), value),
+        choices=sorted(MODES.values()),
+        help=f"plan a {what}, run one, or both (any letter case)",
+    )
+    parser.add_argument(
+        "--instant-time", "-it", help=f"execute: the planned {what} to run (else by --seq)"
+    )
+    parser.add_argument(
+        "--seq",
+        default=CompactionOrder.FIFO,
+        choices=list(CompactionOrder),
+        type=CompactionOrder,
+        help="execute without --instant-time: the oldest (FIFO) or newest (LIFO) plan",
+    )
+    parser.add_argument(
+        "--spark-memory",
+        "-sm",
+        help="spark.executor.memory of a session this job starts (spark-submit's otherwise)",
+    )
+
+
+def run_modes(
+    job: str,
+    args: argparse.Namespace,
+    options: dict[str, str],
+    service: Callable[[HudiTable], PlannedService],
+    describe: Callable[[HudiTable, str], dict[str, Any]],
+) -> dict[str, Any]:
+    """Plans and/or executes on a Spark session as --mode says; the result line."""
+    config = {"spark.executor.memory": args.spark_memory} if args.spark_memory else None
+    spark = cli.spark_session(job, args.spark_master, config)
+    table = cli.open_table(spark, args, options)
+    instant_time = args.instant_time
+    if args.mode in ("schedule", "scheduleAndExecute"):
+        instant_time = service(table).schedule()
+        if instant_time is None:
+            return cli.result(job, args.base_path, None, file_groups=0)
+        if args.mode == "schedule":
+            return describe(table, instant_time)
+    done = service(table).run(instant_time, order=args.seq)
+    if done is None:
+        return cli.result(job, args.base_path, None, file_groups=0)
+    return describe(table, done)
