@@ -6,8 +6,10 @@ writes, commit times are kept; z-order and Hilbert layouts order the rows along 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import fastavro
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -293,3 +295,68 @@ def test_bad_clustering_requests_are_refused_by_name(tmp_path):
         )
     with pytest.raises(ServiceError, match="no clustering planned at 2001"):
         plain.clustering.run("20010101000000000")
+
+
+def _record_names(schema) -> set[str]:
+    """Every named record of an Avro schema (as fastavro parsed it)."""
+    if isinstance(schema, list):
+        return set().union(*(_record_names(s) for s in schema))
+    if isinstance(schema, dict):
+        names = {schema["name"]} if schema.get("type") == "record" else set()
+        children = [f["type"] for f in schema.get("fields") or []]
+        children += [schema[key] for key in ("items", "values") if key in schema]
+        return names.union(*(_record_names(child) for child in children))
+    return set()
+
+
+def test_our_plan_and_commit_carry_apache_hudis_record_names_and_fields(tmp_path):
+    path, table, _, _ = _small_commits(tmp_path, "COPY_ON_WRITE", 3)
+    planned = table.clustering.schedule({"hoodie.clustering.plan.strategy.sort.columns": "fare"})
+    hoodie = Path(path) / ".hoodie"
+    with open(hoodie / f"{planned}.replacecommit.requested", "rb") as requested:
+        reader = fastavro.reader(requested)
+        record = next(iter(reader))
+        names = _record_names(reader.writer_schema)
+    assert {
+        "org.apache.hudi.avro.model.HoodieRequestedReplaceMetadata",
+        "org.apache.hudi.avro.model.HoodieClusteringPlan",
+        "org.apache.hudi.avro.model.HoodieClusteringGroup",
+        "org.apache.hudi.avro.model.HoodieSliceInfo",
+        "org.apache.hudi.avro.model.HoodieClusteringStrategy",
+    } <= names
+    assert set(record) == {"operationType", "clusteringPlan", "extraMetadata", "version"}
+    plan = record["clusteringPlan"]
+    assert set(plan) == {
+        "inputGroups",
+        "strategy",
+        "extraMetadata",
+        "version",
+        "preserveHoodieMetadata",
+    }
+    assert set(plan["inputGroups"][0]) == {
+        "slices",
+        "metrics",
+        "numOutputFileGroups",
+        "extraMetadata",
+        "version",
+    }
+    assert set(plan["inputGroups"][0]["slices"][0]) == {
+        "dataFilePath",
+        "deltaFilePaths",
+        "fileId",
+        "partitionPath",
+        "bootstrapFilePath",
+        "version",
+    }
+    assert plan["strategy"]["strategyParams"] == {
+        "hoodie.clustering.plan.strategy.sort.columns": "fare"
+    }
+
+    table.clustering.run(planned)
+    completed = json.loads((hoodie / f"{planned}.replacecommit").read_text())
+    assert {"partitionToWriteStats", "partitionToReplaceFileIds", "compacted"} <= set(completed)
+    assert (completed["operationType"], completed["compacted"]) == ("CLUSTER", False)
+    assert "schema" in completed["extraMetadata"]
+    stat = next(iter(completed["partitionToWriteStats"].values()))[0]
+    assert stat["prevCommit"] == "null" and stat["numInserts"] == stat["numWrites"] > 0
+    assert stat["path"].endswith(f"_{planned}.parquet")

@@ -253,6 +253,26 @@ def test_a_single_writer_table_refuses_to_plan_a_compaction_while_a_write_runs(
     assert table.compaction.schedule({MAX_COMMITS: 1}) is not None  # once the write is done
 
 
+# ---- a writer and clustering
+
+
+@pytest.mark.parametrize("moment", ["inflight", "written"])
+def test_a_clustering_completed_during_a_write_fails_that_write(tmp_path, during_write, moment):
+    """The write started before the plan (so it was not refused), and the clustering that
+    rewrote its file group completed first: the write fails at commit and is rolled back."""
+    path, table, rows = _create(tmp_path, "COPY_ON_WRITE")
+    done = []
+    during_write(moment, lambda: done.append(table.clustering.run(table.clustering.schedule())))
+    with pytest.raises(WriteConflictError) as caught:
+        _run(_start(table), datagen.trips(_keys_in(SF), 3, ts=3))
+    [clustering] = done
+    message = str(caught.value)
+    loser, action, other, how = CONFLICT.search(message).groups()
+    assert (action, other, how) == ("replacecommit", clustering, "completed"), message
+    assert _rolled_back(table, loser)
+    _assert_rows(table, path, rows, "the clustered rows, without the failed write's")
+
+
 # ---- the bucket index
 
 
