@@ -152,10 +152,18 @@ class SliceLog:
         for logged in self.blocks:
             if logged.block.block_type is not BlockType.DELETE:
                 block = load_content(storage, logged.path, logged.block)
-                yield cast_batch_to_schema(data_block_records(block), schema)
+                yield _in_schema(data_block_records(block), schema)
 
 
 _RECORD_BLOCKS = (BlockType.AVRO_DATA, BlockType.PARQUET_DATA, BlockType.DELETE)
+
+
+def _in_schema(records: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A data block's records in the read schema. A block written before a column was
+    dropped from the table still holds it: it is left out, as Apache Hudi's readers project
+    a block onto the reader schema."""
+    dropped = [n for n in records.column_names if n not in schema.names]
+    return cast_batch_to_schema(records.drop_columns(dropped) if dropped else records, schema)
 
 
 def _data_versions(records: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -166,7 +174,7 @@ def _data_versions(records: pa.Table, schema: pa.Schema) -> pa.Table:
     if OPERATION_FIELD in records.column_names:
         removes = pc.is_in(records.column(OPERATION_FIELD), pa.array(REMOVING_OPERATIONS))
         deleted |= pc.fill_null(removes, False).to_numpy(zero_copy_only=False)
-    rows = cast_batch_to_schema(records, schema)
+    rows = _in_schema(records, schema)
     rows = rows.append_column(DELETE_COLUMN, pa.array(deleted))
     return rows.append_column(NATURAL_COLUMN, pa.array(np.zeros(records.num_rows, bool)))
 

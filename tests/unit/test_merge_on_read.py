@@ -192,3 +192,25 @@ def test_tables_without_stored_keys_merge_logs_by_their_key_fields(tmp_path):
         "key-000004": 1,
         "key-000005": 1,
     }
+
+
+def test_log_blocks_written_before_a_column_drop_read_without_it(tmp_path):
+    """A column dropped (hoodie.datasource.write.schema.allow.auto.evolution.column.drop)
+    after log blocks holding it were written: snapshot, skip-merge and compaction read those
+    blocks in the new schema, as Apache Hudi projects a block onto the reader schema."""
+    path = str(tmp_path / "t")
+    table = HudiTable.create(path, "t", "MERGE_ON_READ", ["id"], [], "ts")
+    table.write(pa.table({"id": ["a", "b"], "ts": [1, 1], "x": [1, 2], "y": ["p", "q"]}))
+    table.write(pa.table({"id": ["a"], "ts": [2], "x": [5], "y": ["r"]}))  # a log with y
+    drop = {"hoodie.datasource.write.schema.allow.auto.evolution.column.drop": "true"}
+    table.write(pa.table({"id": ["b"], "ts": [3], "x": [7]}), options=drop)
+    assert table.schema().names == ["id", "ts", "x"]
+    expected = [{"id": "a", "ts": 2, "x": 5}, {"id": "b", "ts": 3, "x": 7}]
+    assert table.read(columns=["id", "ts", "x"]).sort_by("id").to_pylist() == expected
+    skip = table.read(
+        columns=["id", "x"], options={"hoodie.datasource.merge.type": "skip_merge"}
+    ).to_pylist()
+    assert sorted((r["id"], r["x"]) for r in skip) == [("a", 1), ("a", 5), ("b", 2), ("b", 7)]
+    table.compaction.run(table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": 1}))
+    assert table.read(columns=["id", "ts", "x"]).sort_by("id").to_pylist() == expected
+    oracle.assert_same_table(table.read(), oracle.snapshot(path), "compacted after the drop")
