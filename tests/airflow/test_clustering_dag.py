@@ -9,6 +9,7 @@ import pytest
 
 from hudi_airflow import local_run
 from hudi_airflow.tables_config import load_tables
+from hudi_airflow.ui.app import templates
 from hudi_airflow.ui.summary import summarize
 from hudi_core import HudiTable
 from hudi_core.read.file_system_view import FileSystemView
@@ -63,6 +64,11 @@ def test_the_ui_summary_lists_pending_clusterings(tables_file, tmp_path):
     assert [(c.timestamp, c.state, c.file_groups) for c in summary.pending_clusterings] == [
         (planned, "REQUESTED", 12)
     ]
+    page = templates.env.get_template("index.html").render(
+        tables=[summary], config_error=None, config_path="tables.yaml", user_name="admin"
+    )
+    row = page.split(f'<tr class="pending-clustering" data-instant="{planned}">')[1]
+    assert '<td class="file-groups">12</td>' in row.split("</tr>")[0]
 
 
 @pytest.mark.spark

@@ -20,7 +20,7 @@ from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.read.file_system_view import FileSystemView, clustering_plan
 from hudi_core.timeline import ActiveTimeline
 from tests import datagen, oracle
-from tests.tables import create_trips_table, request_clustering
+from tests.tables import create_trips_table, data_files, request_clustering
 from tests.unit.test_space_curves import _reference_hilbert, _reference_z
 
 SMALL_FILES = {"hoodie.parquet.small.file.limit": "0"}  # every insert makes a new file group
@@ -360,3 +360,20 @@ def test_our_plan_and_commit_carry_apache_hudis_record_names_and_fields(tmp_path
     stat = next(iter(completed["partitionToWriteStats"].values()))[0]
     assert stat["prevCommit"] == "null" and stat["numInserts"] == stat["numWrites"] > 0
     assert stat["path"].endswith(f"_{planned}.parquet")
+
+
+def test_cleaning_deletes_the_replaced_file_groups_once_out_of_the_window(tmp_path):
+    path, table, _, _ = _small_commits(tmp_path, "COPY_ON_WRITE", 6)
+    replaced = {s.base_file.path for s in _latest_slices(table)}
+    planned = table.clustering.schedule()
+    table.clustering.run(planned)
+    rows = table.read()
+    retain = {"hoodie.cleaner.commits.retained": "1"}
+    table.clean(retain)
+    assert replaced <= data_files(path)  # the clustering is the last commit: still retained
+    table.write(datagen.trips([1000], seed=7, ts=7), "insert")
+    table.write(datagen.trips([1001], seed=8, ts=8), "insert")
+    assert table.clean(retain) is not None
+    assert not replaced & data_files(path)
+    assert table.read().num_rows == rows.num_rows + 2
+    oracle.assert_same_table(table.read(), oracle.snapshot(path), "cleaned after clustering")
