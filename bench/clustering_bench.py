@@ -1,12 +1,12 @@
 """Clustering figures, each against a reference measured in the same run:
 
-  1. clustering (z-order over two columns) of a table of many small commits / pyarrow reading
-     the same files, sorting the rows by the two columns and writing them into as many files
-     (target <= 1.5)
+  1. clustering (--layout over two columns; z-order by default) of a table of many small
+     commits / pyarrow reading the same files, sorting the rows by the two columns and
+     writing them into as many files (target <= 1.5)
   2. a filter on both sort columns: our read of the clustered table / our read of the table
      before clustering, with the files and row groups each read
 
-Usage: python bench/clustering_bench.py [--rows N] [--commits C] [--repeat R]
+Usage: python bench/clustering_bench.py [--rows N] [--commits C] [--repeat R] [--layout L]
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ OPTIONS = {
     "hoodie.parquet.small.file.limit": "0",  # every commit makes new small file groups
     "hoodie.parquet.block.size": str(8 << 20),  # row groups small enough to skip some
     "hoodie.clustering.plan.strategy.sort.columns": ",".join(SORT),
-    "hoodie.layout.optimize.strategy": "z-order",
 }
 BOX = [
     ("begin_lat", ">=", "0.50"),
@@ -57,13 +56,18 @@ def base_files(path: Path) -> list[Path]:
     return sorted(path.glob("*.parquet"))
 
 
-def clustering_ratio(work: Path, rows: int, commits: int, repeat: int) -> tuple[Path, Path]:
+def clustering_ratio(
+    work: Path, rows: int, commits: int, repeat: int, layout: str
+) -> tuple[Path, Path]:
     source = work / "source"
     small_commits(source, rows, commits)
     inputs = base_files(source)
     size = sum(p.stat().st_size for p in inputs)
     outputs = 4
-    target = {"hoodie.clustering.plan.strategy.target.file.max.bytes": str(size // outputs + 1)}
+    target = {
+        "hoodie.clustering.plan.strategy.target.file.max.bytes": str(size // outputs + 1),
+        "hoodie.layout.optimize.strategy": layout,
+    }
     clustered = work / "clustered"
     holder: dict = {}
 
@@ -91,13 +95,14 @@ def clustering_ratio(work: Path, rows: int, commits: int, repeat: int) -> tuple[
     reference = best_of(repeat, lambda: None, rewrite)
     print(f"pyarrow read+sort+write:   {reference:7.2f} s   ({rows:,} rows in {len(inputs)} files)")
     print(
-        f"clustering (z-order):      {ours:7.2f} s   ratio {ours / reference:.2f} "
+        f"clustering ({layout}):{' ' * (14 - len(layout))}{ours:7.2f} s   "
+        f"ratio {ours / reference:.2f} "
         f"(target <= 1.5; {written} files written)"
     )
     return source, clustered
 
 
-def filtered_read(source: Path, clustered: Path, repeat: int) -> None:
+def filtered_read(source: Path, clustered: Path, repeat: int, layout: str) -> None:
     holder: dict = {}
     for name, path in (("before", source), ("after", clustered)):
         table = HudiTable.open(str(path))
@@ -114,7 +119,8 @@ def filtered_read(source: Path, clustered: Path, repeat: int) -> None:
             f"{stats.row_groups_read}/{stats.row_groups} row groups read"
         )
     assert holder["before"][0].num_rows == holder["after"][0].num_rows
-    print(f"filtered read speedup after z-order: {holder['before_s'] / holder['after_s']:.1f}x")
+    speedup = holder["before_s"] / holder["after_s"]
+    print(f"filtered read speedup after {layout}: {speedup:.1f}x")
 
 
 def main() -> None:
@@ -122,11 +128,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--commits", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--layout", default="z-order", choices=["linear", "z-order", "hilbert"])
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="hudi-clustering-bench-"))
     try:
-        source, clustered = clustering_ratio(work, args.rows, args.commits, args.repeat)
-        filtered_read(source, clustered, args.repeat)
+        source, clustered = clustering_ratio(
+            work, args.rows, args.commits, args.repeat, args.layout
+        )
+        filtered_read(source, clustered, args.repeat, args.layout)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
