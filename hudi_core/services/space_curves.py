@@ -206,28 +206,38 @@ def _spread_table(d: int) -> np.ndarray:
 
 def hilbert_transpose(coordinates: Sequence[np.ndarray], bits: int) -> list[np.ndarray]:
     """Skilling's transform ("Programming the Hilbert curve", 2004) of `bits`-bit coordinates
-    into the transposed Hilbert index, vectorized over rows; interleaved, it is the index."""
-    x = [c.astype(np.uint64, copy=True) for c in coordinates]
+    into the transposed Hilbert index, vectorized over rows; interleaved, it is the index.
+
+    Branches become masks (all ones where a row takes the branch) and every step works in
+    place, in 32-bit words when the coordinates fit: the transform is memory-bound."""
+    dtype = np.uint32 if bits <= 32 else np.uint64
+    x = [c.astype(dtype, copy=True) for c in coordinates]
     d = len(x)
-    q = np.uint64(1) << np.uint64(bits - 1)
-    while q > 1:  # inverse undo of excess work
-        p = q - np.uint64(1)
+    n = len(x[0]) if d else 0
+    mask, t = np.empty(n, dtype), np.empty(n, dtype)
+    for level in range(bits - 1, 0, -1):  # inverse undo of excess work
+        p = dtype((1 << level) - 1)
         for i in range(d):
-            high = (x[i] & q) != 0
-            x[0] = np.where(high, x[0] ^ p, x[0])  # invert the low bits of the first
-            t = (x[0] ^ x[i]) & p  # else exchange the low bits of the first and this one
-            swap = np.where(high, np.uint64(0), t)
-            x[0] ^= swap
-            x[i] ^= swap
-        q >>= np.uint64(1)
+            np.right_shift(x[i], dtype(level), out=mask)
+            np.bitwise_and(mask, dtype(1), out=mask)
+            np.negative(mask, out=mask)  # all ones where bit `level` of x[i] is set
+            # set: invert the low bits of the first coordinate
+            np.bitwise_xor(x[0], np.bitwise_and(mask, p, out=t), out=x[0])
+            # else: exchange the low bits of the first and this one
+            np.bitwise_xor(x[0], x[i], out=t)
+            np.bitwise_and(t, p, out=t)
+            np.bitwise_and(t, np.invert(mask, out=mask), out=t)
+            np.bitwise_xor(x[0], t, out=x[0])
+            np.bitwise_xor(x[i], t, out=x[i])
     for i in range(1, d):  # Gray encode
-        x[i] ^= x[i - 1]
-    t = np.zeros_like(x[0])
-    q = np.uint64(1) << np.uint64(bits - 1)
-    while q > 1:
-        t = np.where((x[d - 1] & q) != 0, t ^ (q - np.uint64(1)), t)
-        q >>= np.uint64(1)
-    return [xi ^ t for xi in x]
+        np.bitwise_xor(x[i], x[i - 1], out=x[i])
+    flips = np.zeros(n, dtype)
+    for level in range(bits - 1, 0, -1):
+        np.right_shift(x[d - 1], dtype(level), out=mask)
+        np.bitwise_and(mask, dtype(1), out=mask)
+        np.negative(mask, out=mask)
+        np.bitwise_xor(flips, np.bitwise_and(mask, dtype((1 << level) - 1), out=t), out=flips)
+    return [np.bitwise_xor(xi, flips).astype(np.uint64) for xi in x]
 
 
 __all__ = [
