@@ -3,6 +3,7 @@
     hudi timeline show --base-path /lake/trips [--archived] [--json]
     hudi commits show --base-path /lake/trips --limit 5
     hudi compaction run --base-path /lake/trips --order LIFO --hoodie-conf k=v
+    hudi clustering schedule --base-path /lake/trips --hoodie-conf k=v
 
 Every command opens the table at --base-path (with --hoodie-conf options on top of its
 properties), prints an aligned table, or one JSON document with --json. A HudiError prints
@@ -130,27 +131,38 @@ def _add_views(command: _AddCommand) -> None:
     command("stats", None, lambda t, a: views.stats(t), "a summary of the table")
 
 
+def _planning(service: str) -> _Command:
+    return lambda table, args: actions.plan(table, service)
+
+
+def _execution(service: str) -> _Command:
+    return lambda table, args: actions.execute(table, service, args.instant, args.order)
+
+
 def _add_services(command: _AddCommand) -> None:
-    command(
-        "compaction",
-        "schedule",
-        lambda t, a: actions.compaction_schedule(t),
-        "plan a compaction if one is due",
-    )
-    run = command(
-        "compaction",
-        "run",
-        lambda t, a: actions.compaction_run(t, a.instant, a.order),
-        "execute a planned compaction",
-    )
-    run.add_argument("--instant", default=None, help="the compaction to run (default: by --order)")
-    run.add_argument(
-        "--order",
-        default=CompactionOrder.FIFO.value,
-        choices=[o.value for o in CompactionOrder],
-        type=str.upper,
-        help="which pending compaction when no --instant is given",
-    )
+    for service, due in (("compaction", "if one is due"), ("clustering", "if slices qualify")):
+        command(
+            service,
+            "schedule",
+            _planning(service),
+            f"plan a {service} {due}",
+        )
+        run = command(
+            service,
+            "run",
+            _execution(service),
+            f"execute a planned {service}",
+        )
+        run.add_argument(
+            "--instant", default=None, help=f"the {service} to run (default: by --order)"
+        )
+        run.add_argument(
+            "--order",
+            default=CompactionOrder.FIFO.value,
+            choices=[o.value for o in CompactionOrder],
+            type=str.upper,
+            help=f"which pending {service} when no --instant is given",
+        )
     command(
         "clean",
         None,

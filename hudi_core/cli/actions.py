@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hudi_core.choices import CompactionOrder
 from hudi_core.cli.output import Output
+from hudi_core.services.planned_service import PlannedService
 from hudi_core.table import HudiTable
 
 
@@ -13,13 +14,19 @@ def _did(what: str, instant: str | None, **more: object) -> Output:
     return Output({"action": what, "instant": instant, **more}, title=line)
 
 
-def compaction_schedule(table: HudiTable) -> Output:
-    return _did("compaction scheduled", table.compaction.schedule())
+def _service(table: HudiTable, service: str) -> PlannedService:
+    return {"compaction": table.compaction, "clustering": table.clustering}[service]
 
 
-def compaction_run(table: HudiTable, instant: str | None, order: str) -> Output:
-    done = table.compaction.run(instant, CompactionOrder.parse(order, "--order"))
-    return _did("compaction run", done)
+def plan(table: HudiTable, service: str) -> Output:
+    """Plans a compaction or clustering (when one is due)."""
+    return _did(f"{service} scheduled", _service(table, service).schedule())
+
+
+def execute(table: HudiTable, service: str, instant: str | None, order: str) -> Output:
+    """Executes a planned compaction or clustering: `instant`, else the one `order` picks."""
+    done = _service(table, service).run(instant, CompactionOrder.parse(order, "--order"))
+    return _did(f"{service} run", done)
 
 
 def clean(table: HudiTable) -> Output:

@@ -324,3 +324,20 @@ def test_every_command_has_help_with_defaults_and_choices(capsys):
     with pytest.raises(SystemExit):
         main(["commits", "show", "--help"])
     assert "(default: 10)" in capsys.readouterr().out
+
+
+def test_clustering_is_scheduled_then_run_by_hand(tmp_path, capsys):
+    path, table = create_trips_table(
+        tmp_path, "COPY_ON_WRITE", {"hoodie.parquet.small.file.limit": "0"}
+    )
+    for seed in range(1, 4):
+        table.write(datagen.trips([k + 8 * seed for k in KEYS], seed=seed, ts=seed))
+    sort = ["--hoodie-conf", "hoodie.clustering.plan.strategy.sort.columns=fare"]
+    planned = run(capsys, "clustering", "schedule", "--base-path", path, *sort)
+    assert planned["action"] == "clustering scheduled" and planned["instant"]
+    assert table.clustering.pending() == [planned["instant"]]
+    done = run(capsys, "clustering", "run", "--base-path", path, "--order", "lifo")
+    assert done == {"action": "clustering run", "instant": planned["instant"]}
+    assert table.clustering.pending() == []
+    assert len({f.split("/")[0] for f in data_files(path)}) == 4
+    assert table.read().num_rows == 24
