@@ -5,6 +5,8 @@
      writing them into as many files (target <= 1.5)
   2. a filter on both sort columns: our read of the clustered table / our read of the table
      before clustering, with the files and row groups each read
+  3. peak memory (RSS) of clustering that table in a fresh process: a group's rows are held
+     while they are sorted
 
 Usage: python bench/clustering_bench.py [--rows N] [--commits C] [--repeat R] [--layout L]
 """
@@ -12,7 +14,9 @@ Usage: python bench/clustering_bench.py [--rows N] [--commits C] [--repeat R] [-
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -102,6 +106,39 @@ def clustering_ratio(
     return source, clustered
 
 
+_CLUSTER_IN_A_FRESH_PROCESS = """
+import json, sys
+sys.path.insert(0, {root!r})
+from hudi_core import HudiTable
+
+def peak_mb():  # VmHWM: this process's own peak
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) / 1024
+
+table = HudiTable.open({path!r}, {options!r})
+before = peak_mb()
+table.clustering.run(table.clustering.schedule())
+print(json.dumps({{"peak_mb": peak_mb(), "before_mb": before}}))
+"""
+
+
+def clustering_memory(work: Path, source: Path, layout: str) -> None:
+    copy = work / "memory"
+    shutil.copytree(source, copy)
+    parquet_mb = sum(p.stat().st_size for p in base_files(copy)) / 2**20
+    options = {**OPTIONS, "hoodie.layout.optimize.strategy": layout}
+    code = _CLUSTER_IN_A_FRESH_PROCESS.format(
+        root=str(Path(__file__).resolve().parents[1]), path=str(copy), options=options
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        f"peak RSS of clustering one group of {parquet_mb:.0f} MB of parquet: "
+        f"{figures['peak_mb']:.0f} MB ({figures['before_mb']:.0f} MB before)"
+    )
+
+
 def filtered_read(source: Path, clustered: Path, repeat: int, layout: str) -> None:
     holder: dict = {}
     for name, path in (("before", source), ("after", clustered)):
@@ -136,6 +173,7 @@ def main() -> None:
             work, args.rows, args.commits, args.repeat, args.layout
         )
         filtered_read(source, clustered, args.repeat, args.layout)
+        clustering_memory(work, source, args.layout)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -37,7 +37,12 @@ LOCAL_BENCHES = {
     ),
     "clustering_bench.py": (
         ["--rows", "4000", "--commits", "8", "--repeat", "1"],
-        ["pyarrow read+sort+write:", "(target <= 1.5", "filtered read speedup after z-order:"],
+        [
+            "pyarrow read+sort+write:",
+            "(target <= 1.5",
+            "speedup after z-order:",
+            "peak RSS of clustering",
+        ],
     ),
 }
 SPARK_BENCHES = {
