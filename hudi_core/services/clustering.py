@@ -65,10 +65,6 @@ class Clusterer(PlannedService):
     action = REPLACE_COMMIT
     what = "clustering"
 
-    def _pending_plans(self, timeline: ActiveTimeline) -> list[Instant]:
-        pending = timeline.pending([REPLACE_COMMIT])
-        return [i for i in pending if clustering_plan(timeline, i.timestamp) is not None]
-
     def _is_plan(self, timeline: ActiveTimeline, instant: Instant) -> bool:
         return (
             instant.action == REPLACE_COMMIT

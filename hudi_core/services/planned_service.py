@@ -56,7 +56,7 @@ class PlannedService(TableService, ABC):
         return [i.timestamp for i in self._pending_plans(self._timeline())]
 
     def _pending_plans(self, timeline: ActiveTimeline) -> list[Instant]:
-        return timeline.pending([self.action])
+        return [i for i in timeline.pending([self.action]) if self._is_plan(timeline, i)]
 
     def _is_plan(self, timeline: ActiveTimeline, instant: Instant) -> bool:
         return instant.action == self.action

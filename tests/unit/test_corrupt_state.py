@@ -395,6 +395,17 @@ def test_truncated_base_file_under_logs_names_itself_on_read_and_compaction(tmp_
     assert _pending(table) == [(planned, "compaction", "REQUESTED")]  # its attempt undone
 
 
+def test_truncated_base_file_names_itself_on_clustering_which_keeps_its_plan(tmp_path):
+    path, table = _table(tmp_path, "MERGE_ON_READ")
+    planned = table.clustering.schedule()
+    damaged = _latest_base_file(path)
+    _truncate(damaged, 0)
+    relative = damaged.relative_to(path).as_posix()
+    with pytest.raises(CorruptFileError, match=f"^base file {relative} \\(0 bytes\\): empty"):
+        table.clustering.run(planned)
+    assert _pending(table) == [(planned, "replacecommit", "REQUESTED")]  # its attempt undone
+
+
 def test_base_file_deleted_after_listing_is_named(tmp_path):
     path, table = _table(tmp_path, "COPY_ON_WRITE")
     storage = Storage(path)
