@@ -10,6 +10,7 @@ table.read()
 from hudi_core import config  # noqa: F401  (declares every option)
 from hudi_core.choices import CompactionOrder, QueryType, TableType, WriteOperation
 from hudi_core.errors import (
+    BootstrapError,
     ConcurrentServiceError,
     ConcurrentWriterError,
     CorruptFileError,
@@ -68,6 +69,7 @@ __all__ = [
     "QueryType",
     "TableType",
     "WriteOperation",
+    "BootstrapError",
     "ConcurrentServiceError",
     "ConcurrentWriterError",
     "CorruptFileError",

@@ -111,6 +111,11 @@ class UnsupportedStorageError(HudiError):
     s3a/s3/s3n, gs, abfs/abfss, hdfs), or a feature that is unsafe on that store."""
 
 
+class BootstrapError(HudiError):
+    """A bootstrap cannot run: the table already has commits, the source dataset holds no
+    parquet files, or its files lack the record key fields."""
+
+
 class InternalError(HudiError):
     """hudi_core broke one of its own invariants: a bug to report, not a problem with the
     table or the input. The write or service was stopped (and rolled back) before it
