@@ -25,6 +25,7 @@ class FileEntry:
 
     path: str
     size: int
+    modified_ms: int = 0  # when last written (ms since the epoch), where the listing says
 
     @property
     def name(self) -> str:
@@ -164,7 +165,7 @@ class Storage:
         )
         prefix_len = len(self.base_path) + 1
         return [
-            FileEntry(info.path[prefix_len:], info.size)
+            FileEntry(info.path[prefix_len:], info.size, (info.mtime_ns or 0) // 1_000_000)
             for info in self.fs.get_file_info(selector)
             if info.type == pafs.FileType.File
         ]

@@ -29,6 +29,11 @@ from hudi_core.read.reader import TableReader, normalize_instant, read_request
 from hudi_core.read.scan_statistics import ScanStatistics
 from hudi_core.schema.to_avro import arrow_to_create_schema, avro_schema_json
 from hudi_core.services.archiver import Archiver
+from hudi_core.services.bootstrap import (
+    Bootstrapper,
+    check_bootstrap_options,
+    hive_style_source,
+)
 from hudi_core.services.cleaner import Cleaner
 from hudi_core.services.clustering import Clusterer, clustering_due
 from hudi_core.services.compaction import Compactor
@@ -51,6 +56,8 @@ _TABLE_LEVEL_OPTIONS = (
     T.TIMELINE_TIMEZONE,
     T.BASE_FILE_FORMAT,
     T.ARCHIVELOG_FOLDER,
+    T.BOOTSTRAP_BASE_PATH,
+    T.BOOTSTRAP_INDEX_CLASS,
     W.ALLOW_OPERATION_METADATA_FIELD,
 )
 
@@ -105,6 +112,54 @@ class HudiTable:
             storage.makedirs(f"{METAFOLDER}/{folder}")
         config.save_new(storage)
         return cls(storage, config, engine, options)
+
+    @classmethod
+    def bootstrap(
+        cls,
+        path: str,
+        source_path: str,
+        name: str,
+        table_type: TableType | str = TableType.COPY_ON_WRITE,
+        record_key_fields: Sequence[str] = (),
+        partition_fields: Sequence[str] = (),
+        precombine_field: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        engine: EngineContext | None = None,
+    ) -> HudiTable:
+        """Makes a Hudi table at `path` of the parquet dataset at `source_path`, partition by
+        partition referenced where it lies or rewritten, as hoodie.bootstrap.mode.selector
+        says (see services.bootstrap). The table must be new, or hold no commits (a failed
+        bootstrap is rolled back first). Partition folders named `field=value` after the
+        partition fields make a hive-style partitioned table unless the options say."""
+        options = dict(options or {})
+        check_bootstrap_options(Options(options))
+        storage = Storage(path, options=options)
+        source = Storage(source_path, options=options)
+        bootstrap_properties = {
+            T.BOOTSTRAP_BASE_PATH.key: source.uri_of(""),
+            T.BOOTSTRAP_INDEX_CLASS.key: T.BOOTSTRAP_INDEX_CLASS.default,
+        }
+        if storage.exists(PROPERTIES_FILE):
+            table = cls.open(path, options, engine)
+            table.config = table.config.save_update(storage, bootstrap_properties)
+        else:
+            if not Options(options).is_set(T.HIVE_STYLE_PARTITIONING) and hive_style_source(
+                source, partition_fields
+            ):
+                options[T.HIVE_STYLE_PARTITIONING.key] = "true"
+            created = {**options, **bootstrap_properties}
+            table = cls.create(
+                path,
+                name,
+                table_type,
+                record_key_fields,
+                partition_fields,
+                precombine_field,
+                created,
+                engine=engine,
+            )
+        Bootstrapper(table.storage, table.config, table.engine, source.uri_of(""), options).run()
+        return table
 
     @classmethod
     def open(

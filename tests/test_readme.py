@@ -41,6 +41,7 @@ STALE_IN_DOCS = [
     'oldest pending plan (order="LIFO")',  # Compactor.run defaults to FIFO
     "Duplicate keys of one write are still pre-combined into one change",  # MOR keeps all
     "being built now",  # the metadata table removal and the bootstrap refusal exist
+    "Apache Hudi bootstrapped are refused",  # bootstrapped tables are read (issue 20)
     "writes do not yet avoid their file groups",  # pending clustering is respected
     "It waits for a write still in flight",  # scheduling fails (or, under OCC, plans)
     "The default lock (in-process) guards one process only",  # Airflow: database + OCC

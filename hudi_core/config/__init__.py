@@ -5,6 +5,7 @@ Importing this package declares them all, so `declared_options()` lists the full
 
 from hudi_core.config import (  # noqa: F401
     archival_options,
+    bootstrap_options,
     cleaner_options,
     clustering_options,
     compaction_options,

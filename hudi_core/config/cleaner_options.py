@@ -50,3 +50,10 @@ FAILED_WRITES_POLICY = ConfigOption(
     "by hand.",
     choices=("EAGER", "LAZY", "NEVER"),
 )
+DELETE_BOOTSTRAP_BASE_FILE = ConfigOption(
+    "hoodie.cleaner.delete.bootstrap.base.file",
+    False,
+    "Delete a bootstrap's source files with the skeleton slices that reference them; not "
+    "supported (true is refused): source files are never deleted.",
+    parse=parse_bool,
+)

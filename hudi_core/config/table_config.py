@@ -15,7 +15,6 @@ from hudi_core.config.write_options import ALLOW_OPERATION_METADATA_FIELD
 from hudi_core.errors import (
     TableConfigError,
     TableNotFoundError,
-    UnsupportedTableFeatureError,
     UnsupportedTableVersionError,
 )
 from hudi_core.storage import Storage
@@ -133,14 +132,6 @@ class TableConfig:
                 f"{where}: hoodie.timeline.layout.version={layout}; table version 6 uses layout 1"
             )
         self.options.get_option(T.TABLE_TYPE)  # raises on an unknown table type
-        bootstrap_source = self.options.get_option(T.BOOTSTRAP_BASE_PATH)
-        if bootstrap_source:
-            raise UnsupportedTableFeatureError(
-                f"{where}: the table was bootstrapped by Apache Hudi from {bootstrap_source} "
-                f"({T.BOOTSTRAP_BASE_PATH.key} is set): its rows are stitched from skeleton "
-                "files and the source dataset's files, which this library does not read or "
-                "write yet; read and write it with Apache Hudi"
-            )
         if T.CHECKSUM.key in self.properties and not self.has_valid_checksum():
             raise TableConfigError(
                 f"{where}: hoodie.table.checksum does not match the table name "

@@ -117,6 +117,13 @@ METADATA_PARTITIONS_INFLIGHT: ConfigOption[list[str]] = ConfigOption(
 BOOTSTRAP_BASE_PATH = ConfigOption(
     "hoodie.bootstrap.base.path",
     None,
-    "Source dataset of a table Apache Hudi bootstrapped; such tables are refused (bootstrap is "
-    "not supported yet).",
+    "The source dataset a table was bootstrapped from; its skeleton files are read with that "
+    "dataset's files.",
+)
+HFILE_BOOTSTRAP_INDEX = "org.apache.hudi.common.bootstrap.index.HFileBootstrapIndex"
+BOOTSTRAP_INDEX_CLASS = ConfigOption(
+    "hoodie.bootstrap.index.class",
+    HFILE_BOOTSTRAP_INDEX,
+    "The bootstrap index mapping skeleton files to source files (HFileBootstrapIndex, under "
+    ".hoodie/.aux/.bootstrap/).",
 )

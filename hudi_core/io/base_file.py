@@ -279,15 +279,15 @@ def read_base_file_with_footer(
         parquet = pq.ParquetFile(f)
         footer = parquet.metadata.metadata or {}
         columns = [name for name in parquet.schema_arrow.names if name not in without]
-        return parquet.read(columns=columns), _decoded(footer)
+        return parquet.read(columns=columns), decoded_footer(footer)
 
 
 def read_footer(storage: Storage, path: str) -> dict[str, str]:
     """The key-value metadata of a base file's footer, decoded."""
     with parquet_errors(storage, path), storage.fs.open_input_file(storage.full_path(path)) as f:
         metadata = pq.read_metadata(f).metadata or {}
-    return _decoded(metadata)
+    return decoded_footer(metadata)
 
 
-def _decoded(footer: dict[bytes, bytes]) -> dict[str, str]:
+def decoded_footer(footer: dict[bytes, bytes]) -> dict[str, str]:
     return {k.decode(): v.decode() for k, v in footer.items()}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_core.errors import ServiceError
-from hudi_core.model.file_group import BaseFile, FileSlice, LogFile
+from hudi_core.model.file_group import BaseFile, FileSlice, LogFile, bootstrap_uri
 from hudi_core.storage import Storage
 from hudi_core.timeline import avro_metadata
 from hudi_core.timeline.content import corrupt
@@ -36,6 +36,7 @@ class ClusteringSlice:
     file_id: str
     base_file: str | None
     log_files: tuple[str, ...] = ()
+    bootstrap_file: str | None = None  # URI of the bootstrap source a skeleton base stands for
 
     @classmethod
     def of(cls, file_slice: FileSlice) -> ClusteringSlice:
@@ -45,6 +46,7 @@ class ClusteringSlice:
             file_slice.file_id,
             base.name if base is not None else None,
             tuple(log.name for log in file_slice.log_files),
+            bootstrap_uri(base),
         )
 
     @property
@@ -79,7 +81,7 @@ class ClusteringSlice:
             "deltaFilePaths": [storage.uri_of(self.path_of(n)) for n in self.log_files],
             "fileId": self.file_id,
             "partitionPath": self.partition_path,
-            "bootstrapFilePath": "",
+            "bootstrapFilePath": self.bootstrap_file or "",
             "version": PLAN_VERSION,
         }
 
@@ -90,6 +92,7 @@ class ClusteringSlice:
             record.get("fileId") or "",  # none: a corrupt plan (see from_requested_bytes)
             _name(record.get("dataFilePath") or "") or None,
             tuple(_name(path) for path in record.get("deltaFilePaths") or []),
+            record.get("bootstrapFilePath") or None,
         )
 
 

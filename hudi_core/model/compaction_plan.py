@@ -12,7 +12,7 @@ from typing import Any
 
 from hudi_core.config.table_config import METAFOLDER
 from hudi_core.errors import MissingInstantFileError
-from hudi_core.model.file_group import BaseFile, FileSlice, LogFile
+from hudi_core.model.file_group import BaseFile, FileSlice, LogFile, bootstrap_uri
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.content import corrupt, repair_hint
@@ -29,6 +29,9 @@ class CompactionOperation:
     base_file: str | None  # file name
     log_files: tuple[str, ...]  # file names, in log order
     metrics: dict[str, float] = field(default_factory=dict, compare=False)
+    # The bootstrap source file a skeleton base file stands for (its URI), as Apache Hudi's
+    # compactor needs it to read the slice; None for other base files.
+    bootstrap_file: str | None = None
 
     @classmethod
     def of(cls, file_slice: FileSlice, metrics: dict[str, float]) -> CompactionOperation:
@@ -40,6 +43,7 @@ class CompactionOperation:
             base.name if base is not None else None,
             tuple(log.name for log in file_slice.log_files),
             metrics,
+            bootstrap_uri(base),
         )
 
     def file_slice(self, storage: Storage) -> FileSlice:
@@ -68,7 +72,7 @@ class CompactionOperation:
             "fileId": self.file_id,
             "partitionPath": self.partition_path,
             "metrics": dict(self.metrics),
-            "bootstrapFilePath": None,
+            "bootstrapFilePath": self.bootstrap_file,
         }
 
     @classmethod
@@ -80,6 +84,7 @@ class CompactionOperation:
             _file_name(record.get("dataFilePath")),
             tuple(_name(p) for p in record.get("deltaFilePaths") or []),
             dict(record.get("metrics") or {}),
+            record.get("bootstrapFilePath") or None,
         )
 
 

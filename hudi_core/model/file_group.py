@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from hudi_core.model.file_names import BaseFileName, LogFileName
 
@@ -19,7 +20,35 @@ class DataFile:
 
 
 @dataclass(frozen=True)
+class BootstrapSource:
+    """The file of a bootstrap's source dataset that a skeleton base file stands for: the
+    skeleton holds its rows' meta columns, the source file their data, row by row."""
+
+    base_uri: str  # the source dataset's root (hoodie.bootstrap.base.path)
+    partition_path: str  # the file's folder, relative to base_uri ('' when not partitioned)
+    file_name: str
+
+    @property
+    def uri(self) -> str:
+        folder = "/".join(p for p in (self.base_uri.rstrip("/"), self.partition_path) if p)
+        return f"{folder}/{self.file_name}"
+
+    def partition_values(self) -> dict[str, str]:
+        """Values of hive-style folders (`name=value`) on the way to the file, decoded: a
+        partitioned dataset's files often do not hold their partition columns."""
+        values = {}
+        for part in self.partition_path.split("/"):
+            name, equals, value = part.partition("=")
+            if equals and name:
+                values[unquote(name)] = unquote(value)
+        return values
+
+
+@dataclass(frozen=True)
 class BaseFile(DataFile):
+    # Set on a skeleton base file of a bootstrapped file group (METADATA_ONLY bootstrap).
+    bootstrap_source: BootstrapSource | None = None
+
     @property
     def parsed(self) -> BaseFileName:
         parsed = BaseFileName.parse(self.name)
@@ -33,6 +62,13 @@ class BaseFile(DataFile):
     @property
     def instant_time(self) -> str:
         return self.parsed.instant_time
+
+
+def bootstrap_uri(base_file: BaseFile | None) -> str | None:
+    """The URI of the bootstrap source file a base file stands for, as plans record it."""
+    if base_file is None or base_file.bootstrap_source is None:
+        return None
+    return base_file.bootstrap_source.uri
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,15 @@ import functools
 from collections.abc import Iterable
 
 from hudi_core.config.table_config import METAFOLDER
+from hudi_core.io.bootstrap_index import BootstrapIndex
 from hudi_core.model.clustering_plan import ClusteringPlan
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.compaction_plan import read_plan
-from hudi_core.model.file_group import BaseFile, FileGroup, FileSlice, LogFile
+from hudi_core.model.file_group import BaseFile, BootstrapSource, FileGroup, FileSlice, LogFile
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import FileEntry, Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State
-from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT
+from hudi_core.timeline.instant import COMPACTION, METADATA_BOOTSTRAP_INSTANT, REPLACE_COMMIT
 
 
 class FileSystemView:
@@ -124,7 +125,47 @@ def clustering_plan(timeline: ActiveTimeline, instant_time: str) -> ClusteringPl
 
 def file_groups_on_storage(storage: Storage) -> dict[tuple[str, str], FileGroup]:
     """Every file group with files on storage, committed or not, by (partition, file id)."""
-    return _group_files(list_table_files(storage))
+    groups = _group_files(list_table_files(storage))
+    skeletons = [
+        group.slices[METADATA_BOOTSTRAP_INSTANT]
+        for group in groups.values()
+        if METADATA_BOOTSTRAP_INSTANT in group.slices
+    ]
+    if skeletons:
+        index = BootstrapIndex.load(storage)
+        for skeleton in skeletons:
+            stitched = _with_bootstrap_source(skeleton, index)
+            groups[(skeleton.partition_path, skeleton.file_id)].slices[
+                METADATA_BOOTSTRAP_INSTANT
+            ] = stitched
+    return groups
+
+
+def with_bootstrap_source(storage: Storage, file_slice: FileSlice) -> FileSlice:
+    """A slice whose base file is a bootstrap's skeleton file, with the source file it stands
+    for attached (slices rebuilt from a compaction or clustering plan)."""
+    if file_slice.base_instant_time != METADATA_BOOTSTRAP_INSTANT:
+        return file_slice
+    return _with_bootstrap_source(file_slice, BootstrapIndex.load(storage))
+
+
+def _with_bootstrap_source(file_slice: FileSlice, index: BootstrapIndex | None) -> FileSlice:
+    base = file_slice.base_file
+    if base is None or index is None or base.bootstrap_source is not None:
+        return file_slice  # no index: a bootstrap still writing it, its slices not visible
+    mapping = index.mapping_for(file_slice.partition_path, file_slice.file_id)
+    if mapping is None:
+        return file_slice
+    source = BootstrapSource(
+        mapping.source_base_path, mapping.source_partition_path, mapping.source_file_name
+    )
+    return FileSlice(
+        file_slice.partition_path,
+        file_slice.file_id,
+        file_slice.base_instant_time,
+        BaseFile(base.path, base.size, source),
+        file_slice.log_files,
+    )
 
 
 def list_table_files(storage: Storage) -> list[FileEntry]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from hudi_core.choices import QueryType
@@ -28,18 +29,24 @@ from hudi_core.config.table_options import (
 )
 from hudi_core.engine import EngineContext
 from hudi_core.errors import InstantTimeError, QueryError
-from hudi_core.io.base_file import check_base_file, open_base_file, parquet_errors
+from hudi_core.io.base_file import check_base_file, parquet_errors
+from hudi_core.io.bootstrap_file import (
+    StitchedBaseFile,
+    open_base,
+    partition_columns,
+    source_location,
+)
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
 from hudi_core.model.commit_metadata import CommitMetadata
-from hudi_core.model.file_group import FileSlice
+from hudi_core.model.file_group import BaseFile, BootstrapSource, FileSlice
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.read.filters import Filter, prune_partitions, to_expression
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.scan_statistics import ScanStatistics
 from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.evolution import cast_batch_to_schema
-from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields
+from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields, is_meta_field
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
@@ -273,26 +280,57 @@ class ReadPlan:
                 raise
             statistics = ScanStatistics(files=1, files_read=1)
         elif file_slice.base_file is not None:
-            rows, statistics = self._pruned_base_rows(file_slice.base_file.path)
+            rows, statistics = self._pruned_base_rows(file_slice.base_file)
         else:
             return self.output_schema.empty_table(), ScanStatistics()
         if self.expression is not None:
             rows = rows.filter(self.expression)
         return rows.select(self.columns), statistics
 
-    def _pruned_base_rows(self, path: str) -> tuple[pa.Table, ScanStatistics]:
+    def _pruned_base_rows(self, base_file: BaseFile) -> tuple[pa.Table, ScanStatistics]:
         """A base file's rows (no log applies to them), but for the row groups whose column
-        statistics show no row can match the filters."""
-        with parquet_errors(self.storage, path):
-            fragment = _PARQUET.make_fragment(self.storage.full_path(path), self.storage.fs)
+        statistics show no row can match the filters. A bootstrap's skeleton file is read
+        with its source file, either side alone when the columns needed all live there."""
+        source = base_file.bootstrap_source
+        if source is None:
+            return self._pruned_rows(
+                self.storage.fs, self.storage.full_path(base_file.path), base_file.path
+            )
+        data = [c for c in self.needed if not is_meta_field(c)]
+        if len(data) == len(self.needed):  # data columns only: the source file alone
+            filesystem, path = source_location(self.storage, source)
+            rows, statistics = self._pruned_rows(filesystem, path, source.uri, source)
+            return rows, statistics + ScanStatistics(source_files_read=1)
+        if not data:  # meta columns only: the skeleton file alone
+            rows, statistics = self._pruned_rows(
+                self.storage.fs, self.storage.full_path(base_file.path), base_file.path
+            )
+            return rows, statistics + ScanStatistics(skeleton_files_read=1)
+        stitched = StitchedBaseFile(self.storage, base_file)
+        rows = _read_base_file(self.storage, stitched, base_file.path, self.schema, self.needed)
+        return rows, ScanStatistics(1, 1, skeleton_files_read=1, source_files_read=1)
+
+    def _pruned_rows(
+        self,
+        filesystem: pafs.FileSystem,
+        full_path: str,
+        name: str,
+        source: BootstrapSource | None = None,
+    ) -> tuple[pa.Table, ScanStatistics]:
+        """The needed columns of the parquet file at `full_path` on `filesystem` (`name` in
+        errors), of its row groups that may match the filters; a bootstrap `source` file
+        gets the columns of its partition folders."""
+        with parquet_errors(self.storage, name):
+            fragment = _PARQUET.make_fragment(full_path, filesystem)
             total = fragment.num_row_groups  # the footer, read once for both uses
             kept = self._matching_row_groups(fragment)
         read = total if kept is None else len(kept)
         statistics = ScanStatistics(1, int(read > 0 or total == 0), total, read)
         if read == 0 and total:
             return pa.schema([self.schema.field(c) for c in self.needed]).empty_table(), statistics
-        parquet = open_base_file(self.storage, path, metadata=fragment.metadata)
-        rows = _read_base_file(self.storage, parquet, path, self.schema, self.needed, kept)
+        with parquet_errors(self.storage, name):
+            parquet = pq.ParquetFile(full_path, filesystem=filesystem, metadata=fragment.metadata)
+        rows = _read_base_file(self.storage, parquet, name, self.schema, self.needed, kept, source)
         return rows, statistics
 
     def _matching_row_groups(self, fragment: ds.ParquetFileFragment) -> list[int] | None:
@@ -331,21 +369,27 @@ class ReadPlan:
     def _base_rows(self, file_slice: FileSlice) -> pa.Table:
         assert file_slice.base_file is not None
         path = file_slice.base_file.path
-        parquet = open_base_file(self.storage, path)
+        parquet = open_base(self.storage, file_slice.base_file)
         names = self.file_schema.names
         return _read_base_file(self.storage, parquet, path, self.file_schema, names)
 
 
 def _read_base_file(
     storage: Storage,
-    parquet: pq.ParquetFile,
+    parquet: pq.ParquetFile | StitchedBaseFile,
     path: str,
     schema: pa.Schema,
     columns: list[str],
     row_groups: list[int] | None = None,
+    source: BootstrapSource | None = None,
 ) -> pa.Table:
     """`columns` of one base file (of its `row_groups`, default all), in `schema`: columns
     the file predates come back null."""
+    if isinstance(parquet, StitchedBaseFile):
+        assert row_groups is None  # the two sides' row groups do not align
+        present = set(parquet.schema_arrow.names)
+        table = parquet.read([c for c in columns if c in present])
+        return cast_batch_to_schema(table, pa.schema([schema.field(c) for c in columns]))
     with parquet_errors(storage, path):
         present = set(parquet.schema_arrow.names)
         wanted = [c for c in columns if c in present]
@@ -353,7 +397,18 @@ def _read_base_file(
             table = parquet.read(columns=wanted)
         else:
             table = parquet.read_row_groups(row_groups, columns=wanted)
+    if source is not None:  # a source file of a bootstrap: the values of its folders too
+        folders = partition_columns(source, table.column_names, table.num_rows)
+        table = _with_columns(
+            table, folders.select([c for c in folders.column_names if c in columns])
+        )
     return cast_batch_to_schema(table, pa.schema([schema.field(c) for c in columns]))
+
+
+def _with_columns(table: pa.Table, more: pa.Table) -> pa.Table:
+    for name, column in zip(more.column_names, more.columns, strict=True):
+        table = table.append_column(name, column)
+    return table
 
 
 def _checked_columns(columns: Sequence[str] | None, schema: pa.Schema) -> list[str]:

@@ -5,7 +5,7 @@ selective filter reads a fraction of the table."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 
 @dataclass(frozen=True)
@@ -14,11 +14,10 @@ class ScanStatistics:
     files_read: int = 0  # of those, read (merged slices are always read)
     row_groups: int = 0  # row groups of the base files read without a log
     row_groups_read: int = 0
+    # Of a bootstrapped table's skeleton base files (read with their source files): the
+    # skeleton files read, and the source dataset's files read
+    skeleton_files_read: int = 0
+    source_files_read: int = 0
 
     def __add__(self, other: ScanStatistics) -> ScanStatistics:
-        return ScanStatistics(
-            self.files + other.files,
-            self.files_read + other.files_read,
-            self.row_groups + other.row_groups,
-            self.row_groups_read + other.row_groups_read,
-        )
+        return ScanStatistics(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))

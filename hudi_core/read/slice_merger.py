@@ -23,8 +23,9 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from hudi_core.arrow_utils import stable_order
-from hudi_core.io.base_file import open_base_file, parquet_errors
+from hudi_core.io.base_file import parquet_errors
 from hudi_core.io.bloom_filter import hash_keys
+from hudi_core.io.bootstrap_file import StitchedBaseFile, open_base
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import SEQ_COLUMN, RecordMerger, merge_into
 from hudi_core.model.file_group import FileSlice
@@ -114,7 +115,7 @@ class SliceMerger:
         if file_slice.base_file is None:
             return None
         path = file_slice.base_file.path
-        parquet = open_base_file(self.storage, path)
+        parquet = open_base(self.storage, file_slice.base_file)
         with parquet_errors(self.storage, path):
             rows = parquet.read(columns=self._columns_in(parquet))
         return self._keyed(self._filtered(cast_batch_to_schema(rows, self.schema)))
@@ -124,7 +125,9 @@ class SliceMerger:
             return
         path = file_slice.base_file.path
         # buffered streaming: a row group is read page by page, not all at once
-        parquet = open_base_file(self.storage, path, buffer_size=_READ_BUFFER, pre_buffer=False)
+        parquet = open_base(
+            self.storage, file_slice.base_file, buffer_size=_READ_BUFFER, pre_buffer=False
+        )
         columns = self._columns_in(parquet)
         batches = parquet.iter_batches(batch_size=_BASE_BATCH_ROWS, columns=columns)
         while True:
@@ -135,7 +138,7 @@ class SliceMerger:
             rows = cast_batch_to_schema(pa.Table.from_batches([batch]), self.schema)
             yield self._keyed(self._filtered(rows))
 
-    def _columns_in(self, parquet: pq.ParquetFile) -> list[str]:
+    def _columns_in(self, parquet: pq.ParquetFile | StitchedBaseFile) -> list[str]:
         """The schema's columns the file has (others come back null; any more are not read)."""
         present = set(parquet.schema_arrow.names)
         return [name for name in self.schema.names if name in present]

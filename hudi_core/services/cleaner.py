@@ -24,7 +24,7 @@ from hudi_core.config import cleaner_options as CL
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext, LocalEngine
-from hudi_core.errors import ConcurrentServiceError, TimelineError
+from hudi_core.errors import ConcurrentServiceError, InvalidOptionError, TimelineError
 from hudi_core.lock import failed_writes_policy
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileGroup, FileSlice
@@ -139,6 +139,11 @@ class Cleaner(TableService):
         return self._schedule(self._options_for_change(options, "cleaning"))
 
     def _schedule(self, opts: Options) -> str | None:
+        if opts.get_option(CL.DELETE_BOOTSTRAP_BASE_FILE):
+            raise InvalidOptionError(
+                f"{CL.DELETE_BOOTSTRAP_BASE_FILE.key}=true is not supported: cleaning never "
+                "deletes a bootstrap's source files"
+            )
         with self._lock(opts):
             timeline = self._timeline()
             if not _clean_due(timeline, opts):

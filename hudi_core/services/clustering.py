@@ -40,6 +40,7 @@ from hudi_core.read.file_system_view import (
     FileSystemView,
     clustering_plan,
     pending_clustering_file_groups,
+    with_bootstrap_source,
 )
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
@@ -216,7 +217,9 @@ class ClusterTask:
         schema = merged_slice_schema(settings)
         parts = []
         for planned in self.group.slices:
-            file_slice = planned.file_slice(settings.storage)
+            file_slice = with_bootstrap_source(
+                settings.storage, planned.file_slice(settings.storage)
+            )
             merger = SliceMerger(
                 settings.storage,
                 schema,

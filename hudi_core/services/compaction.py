@@ -38,7 +38,11 @@ from hudi_core.model.commit_metadata import (
 )
 from hudi_core.model.compaction_plan import CompactionOperation, CompactionPlan, read_plan
 from hudi_core.model.file_group import FileSlice
-from hudi_core.read.file_system_view import FileSystemView, pending_clustering_file_groups
+from hudi_core.read.file_system_view import (
+    FileSystemView,
+    pending_clustering_file_groups,
+    with_bootstrap_source,
+)
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.meta_fields import FILE_NAME_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
@@ -197,7 +201,7 @@ class CompactTask:
         started = time.monotonic()
         storage = settings.storage
         op = self.operation
-        file_slice = op.file_slice(storage)
+        file_slice = with_bootstrap_source(storage, op.file_slice(storage))
         log = SliceLog.scan(storage, file_slice, self.instants)
         scanned = time.monotonic()
         merger = SliceMerger(

@@ -118,9 +118,13 @@ class ActiveTimeline:
         latest = self.reload().latest_timestamp()
         return new_instant_time(latest, self.timezone, table_key=self.storage.base_uri)
 
-    def create_requested(self, action: str, timestamp: str, content: bytes = b"") -> Instant:
+    def create_requested(
+        self, action: str, timestamp: str, content: bytes = b"", ordered: bool = True
+    ) -> Instant:
+        """A new instant, requested; `ordered`: its time must come after every instant's
+        (not so for a bootstrap's fixed instants, which may follow a rolled-back attempt)."""
         latest = self.reload().latest_timestamp()
-        if latest is not None and timestamp.ljust(17, "0") <= latest.ljust(17, "0"):
+        if ordered and latest is not None and timestamp.ljust(17, "0") <= latest.ljust(17, "0"):
             raise TimelineError(
                 f"instant time {timestamp} is not after the latest instant {latest}; "
                 "instant times must strictly increase"

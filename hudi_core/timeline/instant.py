@@ -48,6 +48,11 @@ WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 COMPLETED_ACTION = {COMPACTION: COMMIT, LOG_COMPACTION: DELTA_COMMIT}
 
 INSTANT_TIME_FORMAT = "%Y%m%d%H%M%S"
+# Apache Hudi's fixed instants of a bootstrap: the skeleton files of a metadata-only bootstrap,
+# the rewritten files of a full-record one. Older than any instant a clock makes.
+METADATA_BOOTSTRAP_INSTANT = "00000000000001"
+FULL_BOOTSTRAP_INSTANT = "00000000000002"
+BOOTSTRAP_INSTANTS = (METADATA_BOOTSTRAP_INSTANT, FULL_BOOTSTRAP_INSTANT)
 _FILE_NAME = re.compile(r"^(\d{14,17})\.([a-z]+)(?:\.(requested|inflight))?$")
 
 

@@ -217,15 +217,19 @@ class WriteJob:
         schema they commit."""
         return self.preparer.prepare(batch, self.planner.combine)
 
-    def transaction(self) -> AbstractContextManager[WriteTransaction]:
-        """The write's instant, requested now (see write_transaction). Options that make
-        no sense (an unsupported early conflict detection strategy) fail before it exists."""
+    def transaction(
+        self, instant_time: str | None = None, operation: str | None = None
+    ) -> AbstractContextManager[WriteTransaction]:
+        """The write's instant, requested now (see write_transaction; `instant_time` and
+        `operation` for a bootstrap's fixed instant and its own operation type). Options
+        that make no sense (an unsupported early conflict detection strategy) fail before
+        it exists."""
         early_conflicts = EarlyConflictDetection.from_options(self.options)
         return write_transaction(
             self.storage,
             self.timeline,
             self.planner.action,
-            self.operation,
+            operation or self.operation,
             self.config.name,
             Liveness.from_options(self.options),
             table_lock(self.storage, self.options),
@@ -233,6 +237,7 @@ class WriteJob:
             conflicts_by_bucket=self.planner.bucket_index is not None,
             non_blocking=non_blocking_concurrency(self.options),
             early_conflicts=early_conflicts,
+            instant_time=instant_time,
         )
 
     def run(
@@ -240,15 +245,17 @@ class WriteJob:
         rows: pa.Table,
         data_schema: pa.Schema | None,
         extra_metadata: Mapping[str, str] | None = None,
+        instant_time: str | None = None,
     ) -> str:
-        """The local engine: the batch is in memory; the planner decides, tasks write."""
+        """The local engine: the batch is in memory; the planner decides, tasks write.
+        `instant_time`: a bootstrap's fixed instant (default: a new one)."""
         planner = self.planner
         deleting = self.operation is WriteOperation.DELETE_PARTITION
         # delete_partition: the partitions (and a refusal of unsafe ones) come before the instant
         deleted = None
         if deleting:
             deleted = planner.partitions_to_delete(lambda: planner.partition_paths(rows))
-        with self.transaction() as transaction:
+        with self.transaction(instant_time) as transaction:
             view = transaction.view
             touched = deleted if deleted is not None else touched_partitions(rows)
             replaced = planner.replaced(view.latest_slices(), touched)

@@ -22,13 +22,14 @@ from hudi_core.arrow_utils import (
     replaced_at,
 )
 from hudi_core.engine import task_attempt
-from hudi_core.io.base_file import BaseFileWriter, ParquetSettings, read_base_file_with_footer
+from hudi_core.io.base_file import BaseFileWriter, ParquetSettings, parquet_errors
 from hudi_core.io.bloom_filter import (
     BloomFilter,
     bloom_filter_from_footer,
     new_bloom_filter,
     resume_bloom_filter,
 )
+from hudi_core.io.bootstrap_file import open_source_file, partition_columns, read_with_footer
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import (
     DELETE_COLUMN,
@@ -37,7 +38,7 @@ from hudi_core.merge.record_merger import (
     merge_into,
 )
 from hudi_core.model.commit_metadata import NULL_COMMIT, RuntimeStats, WriteStat
-from hudi_core.model.file_group import BaseFile
+from hudi_core.model.file_group import BaseFile, BootstrapSource
 from hudi_core.model.file_names import base_file_name, write_token
 from hudi_core.schema.evolution import cast_batch_to_schema
 from hudi_core.schema.meta_fields import (
@@ -147,6 +148,40 @@ class CreateTask:
         return f"{self.file_id.rsplit('-', 1)[0]}-{index}"
 
 
+@dataclass
+class SkeletonTask:
+    """Writes the skeleton file of one source file of a metadata-only bootstrap: the meta
+    columns of its rows, in its row order (readers stitch the two by position), keys from
+    the table's key generator."""
+
+    task_id: int
+    partition_path: str  # the table partition the source file's rows belong to
+    file_id: str
+    source: BootstrapSource
+
+    def run(self, settings: WriteSettings) -> tuple[WriteStat, pa.Schema]:
+        """The skeleton's write stat, and the source file's schema."""
+        started = time.monotonic()
+        parquet = open_source_file(settings.storage, self.source)
+        held = parquet.schema_arrow.names
+        fields = [f for f in settings.key_generator.record_key_fields if f in held]
+        with parquet_errors(settings.storage, self.source.uri):
+            keyed = parquet.read(columns=fields)
+        folders = partition_columns(self.source, held, keyed.num_rows)
+        for name in folders.column_names:
+            keyed = keyed.append_column(name, folders.column(name))
+        keys = settings.key_generator.record_keys(keyed)
+        rows = pa.table({RECORD_KEY_FIELD: keys})
+        path = new_file_path(settings, self.task_id, self.partition_path, self.file_id)
+        writer = open_writer(settings, path, "CREATE")
+        writer.write(with_meta(rows, settings, self.task_id, _file_of(path), 0))
+        written = writer.close()
+        stat = _stat(self.partition_path, self.file_id, written.path, written.size)
+        stat.num_writes = stat.num_inserts = written.num_rows
+        _add_runtime([stat], started, create=True)
+        return stat, parquet.schema_arrow
+
+
 _ROLL_SLACK = 0.05  # a file within 5% of the max size is full: no sliver row groups
 
 
@@ -184,7 +219,7 @@ class MergeTask:
         path = new_file_path(settings, self.task_id, self.partition_path, self.file_id)
         # The partition path and file name are set anew for the new file: not read at all.
         renamed = (PARTITION_PATH_FIELD, FILE_NAME_FIELD)
-        stored, footer = read_base_file_with_footer(settings.storage, self.base_file.path, renamed)
+        stored, footer = read_with_footer(settings.storage, self.base_file, renamed)
         stored = as_rows_of(stored, path, settings)
         plan = _merge_plan(stored, self.rows, settings, self.task_id, path, self.match_keys)
         bloom, new_keys = self._bloom_filter(settings, footer, plan)

@@ -193,15 +193,20 @@ def write_transaction(
     conflicts_by_bucket: bool = False,
     non_blocking: bool = False,
     early_conflicts: EarlyConflictDetection | None = None,
+    instant_time: str | None = None,
 ) -> Iterator[WriteTransaction]:
-    """A new write instant; the block must complete it, else it is rolled back."""
+    """A new write instant (at `instant_time`: a bootstrap's fixed one, else a new one); the
+    block must complete it, else it is rolled back."""
     with ExitStack() as heartbeat:
         with lock:
-            instant_time = timeline.new_instant_time()
+            ordered = instant_time is None  # a bootstrap's instant precedes any other
+            instant_time = instant_time or timeline.new_instant_time()
             # The heartbeat beats from before the instant exists: services tell a running
             # write from a dead one by it.
             heartbeat.enter_context(write_heartbeat(storage, instant_time, liveness))
-            requested = timeline.create_requested(action, instant_time, _requested(action))
+            requested = timeline.create_requested(
+                action, instant_time, _requested(action), ordered=ordered
+            )
         try:
             transaction = WriteTransaction(
                 storage,

@@ -1,7 +1,7 @@
 """Tables with Apache Hudi's metadata table: every write and table service removes it first
 (folder, then the properties announcing it), as Apache Hudi does with hoodie.metadata.enable=
 false; a removal cut off by SIGKILL completes on the next run; hoodie.metadata.enable=true is
-refused with nothing changed. Tables Apache Hudi bootstrapped are refused."""
+refused with nothing changed."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 
 from hudi_core import HudiTable
 from hudi_core.config.table_config import format_properties, parse_properties, table_checksum
-from hudi_core.errors import InvalidOptionError, UnsupportedTableFeatureError
+from hudi_core.errors import InvalidOptionError
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline
 from tests import datagen, oracle
@@ -287,24 +287,3 @@ def test_a_removal_killed_midway_completes_on_the_next_run(
     ours = reopened.read()
     assert _data_rows(ours) == _data_rows(twin.read())
     oracle.assert_same_table(ours, oracle.snapshot(path))
-
-
-# ---- tables Apache Hudi bootstrapped
-
-
-def test_a_bootstrapped_table_is_refused_by_open_read_and_write(tmp_path):
-    path, table = create_trips_table(tmp_path, "COPY_ON_WRITE")
-    _upsert(table, [1, 2], 1)
-    properties = _properties(Path(path))
-    properties["hoodie.bootstrap.base.path"] = "file:/data/source_parquet"
-    (Path(path) / PROPERTIES).write_bytes(format_properties(properties))
-    tree = _tree(Path(path))
-    for attempt in (
-        lambda: HudiTable.open(path),
-        lambda: HudiTable.open(path).read(),
-        lambda: HudiTable.open(path).write(datagen.trips([3], seed=2, ts=2)),
-        lambda: table.write(datagen.trips([3], seed=2, ts=2)),  # a handle opened before
-    ):
-        with pytest.raises(UnsupportedTableFeatureError, match="hoodie.bootstrap.base.path"):
-            attempt()
-    assert _tree(Path(path)) == tree
