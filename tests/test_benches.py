@@ -44,6 +44,10 @@ LOCAL_BENCHES = {
             "peak RSS of clustering",
         ],
     ),
+    "bootstrap_bench.py": (
+        ["--rows", "4000", "--files", "8", "--repeat", "1"],
+        ["METADATA_ONLY bootstrap:", "(target <= 3)", "data-column query:", "FULL_RECORD"],
+    ),
 }
 SPARK_BENCHES = {
     "spark_bench.py": (
