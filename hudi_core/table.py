@@ -33,6 +33,7 @@ from hudi_core.services.bootstrap import (
     Bootstrapper,
     check_bootstrap_options,
     hive_style_source,
+    require_separate_source,
 )
 from hudi_core.services.cleaner import Cleaner
 from hudi_core.services.clustering import Clusterer, clustering_due
@@ -135,6 +136,7 @@ class HudiTable:
         check_bootstrap_options(Options(options))
         storage = Storage(path, options=options)
         source = Storage(source_path, options=options)
+        require_separate_source(storage, source)
         bootstrap_properties = {
             T.BOOTSTRAP_BASE_PATH.key: source.uri_of(""),
             T.BOOTSTRAP_INDEX_CLASS.key: T.BOOTSTRAP_INDEX_CLASS.default,

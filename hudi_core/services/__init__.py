@@ -1,5 +1,5 @@
 """Table services: compaction, clustering, cleaning, archival, rollback, savepoints and
-restore, and the removal of Apache Hudi's metadata table (no bootstrap yet)."""
+restore, bootstrap, and the removal of Apache Hudi's metadata table."""
 
 from hudi_core.services.clustering import clustering_due
 from hudi_core.services.compaction_trigger import compaction_due

@@ -168,6 +168,18 @@ def translate_partition(partition: str, options: Options) -> str:
     )
 
 
+def require_separate_source(table: Storage, source: Storage) -> None:
+    """The source dataset and the table must not lie in one another (Apache Hudi asserts the
+    same): the table's files would become source files, or the reverse."""
+    table_uri, source_uri = table.uri_of("").rstrip("/"), source.uri_of("").rstrip("/")
+    for inner, outer in ((table_uri, source_uri), (source_uri, table_uri)):
+        if inner == outer or inner.startswith(outer + "/"):
+            raise BootstrapError(
+                f"the source dataset {source_uri} and the table {table_uri} overlap: "
+                "bootstrap a dataset into a base path outside it"
+            )
+
+
 def check_bootstrap_options(options: Options) -> None:
     """Raises InvalidOptionError for a mode selector, regex or translator this library does
     not have, before anything is written."""

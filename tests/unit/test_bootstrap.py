@@ -482,3 +482,56 @@ def _skeletons(path: str, partition: str) -> int:
         BaseFileName.parse(f.name).instant_time == "00000000000001"
         for f in Path(path, partition).glob("*.parquet")
     )
+
+
+def test_a_non_partitioned_source_and_the_decoding_translator(tmp_path):
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    rows = _source_rows()
+    for i in range(2):
+        pq.write_table(rows.slice(24 * i, 24), flat / f"part-{i}.parquet")
+    table = HudiTable.bootstrap(
+        str(tmp_path / "t1"), str(flat), name="t", record_key_fields=["uuid"]
+    )
+    assert _by_key(_data(table.read())) == _by_key(rows)
+    assert set(table.read().column("_hoodie_partition_path").to_pylist()) == {""}
+    index = BootstrapIndex.load(table.storage)
+    assert index.partitions() == [""] and len(index.mappings("")) == 2
+    # an encoded folder name: kept as is by default, decoded by the decoding translator
+    encoded = tmp_path / "encoded" / "hour=2024-01-01%2000%3A00"
+    encoded.mkdir(parents=True)
+    pq.write_table(rows.drop_columns(["city"]), encoded / "part-0.parquet")
+    decoding = {
+        "hoodie.bootstrap.partitionpath.translator.class": "org.apache.hudi.client.bootstrap."
+        "translator.DecodedBootstrapPartitionPathTranslator"
+    }
+    for name, options, partition in (
+        ("t2", {}, "hour=2024-01-01%2000%3A00"),
+        ("t3", decoding, "hour=2024-01-01 00:00"),
+    ):
+        table = HudiTable.bootstrap(
+            str(tmp_path / name),
+            str(tmp_path / "encoded"),
+            name="t",
+            record_key_fields=["uuid"],
+            partition_fields=["hour"],
+            options=options,
+        )
+        read = table.read()
+        assert set(read.column("_hoodie_partition_path").to_pylist()) == {partition}
+        assert set(read.column("hour").to_pylist()) == {"2024-01-01 00:00"}  # the folder's value
+
+
+def test_bad_sources_are_refused_clearly(tmp_path):
+    source = _write_source(tmp_path)
+    with pytest.raises(BootstrapError, match="overlap"):
+        HudiTable.bootstrap(
+            str(source / "table"), str(source), name="t", record_key_fields=["uuid"]
+        )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(BootstrapError, match="no parquet files"):
+        HudiTable.bootstrap(str(tmp_path / "t"), str(empty), name="t", record_key_fields=["uuid"])
+    pq.write_table(_source_rows().slice(0, 2), source / "stray.parquet")
+    with pytest.raises(BootstrapError, match="different folder depths"):
+        HudiTable.bootstrap(str(tmp_path / "t2"), str(source), name="t", record_key_fields=["uuid"])
