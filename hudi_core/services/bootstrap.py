@@ -27,6 +27,8 @@ import pyarrow as pa
 
 from hudi_core.choices import WriteOperation
 from hudi_core.config import bootstrap_options as B
+from hudi_core.config import index_options as I
+from hudi_core.config import table_options as T
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
@@ -182,9 +184,19 @@ def require_separate_source(table: Storage, source: Storage) -> None:
 
 def check_bootstrap_options(options: Options) -> None:
     """Raises InvalidOptionError for a mode selector, regex or translator this library does
-    not have, before anything is written."""
+    not have, or a table a bootstrap cannot make, before anything is written."""
     select_modes([], options)
     translate_partition("", options)
+    if not options.get_option(T.POPULATE_META_FIELDS):
+        raise InvalidOptionError(
+            f"{T.POPULATE_META_FIELDS.key}=false: a bootstrap's skeleton files are the meta "
+            "columns of the source rows; bootstrap a table that keeps them"
+        )
+    if options.get_option(I.INDEX_TYPE) == "BUCKET":
+        raise InvalidOptionError(
+            f"{I.INDEX_TYPE.key}=BUCKET: a bucket table's file groups are its buckets, a "
+            "bootstrap's are the source files; bootstrap with another index"
+        )
 
 
 class Bootstrapper(TableService):

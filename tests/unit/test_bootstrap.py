@@ -254,9 +254,19 @@ def test_the_regex_selector_splits_partitions_by_full_match(tmp_path, regex, mod
         oracle.assert_same_table(mine, theirs, partition)
 
 
-def test_an_unknown_selector_or_translator_is_refused_before_anything_is_written(tmp_path):
-    with pytest.raises(InvalidOptionError, match="mode selector"):
-        _bootstrap(tmp_path, options={SELECTOR: "com.example.MySelector"})
+@pytest.mark.parametrize(
+    ("options", "complaint"),
+    [
+        ({SELECTOR: "com.example.MySelector"}, "mode selector"),
+        ({SELECTOR: REGEX, "hoodie.bootstrap.mode.selector.regex": "("}, "not a regex"),
+        ({"hoodie.bootstrap.partitionpath.translator.class": "x.Mine"}, "translator"),
+        ({"hoodie.populate.meta.fields": "false"}, "meta columns"),
+        ({"hoodie.index.type": "BUCKET"}, "buckets"),
+    ],
+)
+def test_bad_options_are_refused_before_anything_is_written(tmp_path, options, complaint):
+    with pytest.raises(InvalidOptionError, match=complaint):
+        _bootstrap(tmp_path, options=options)
     assert not (tmp_path / "table").exists()
 
 
