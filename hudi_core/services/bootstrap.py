@@ -269,6 +269,7 @@ class Bootstrapper(TableService):
         00000000000001."""
         client = WriteClient(self.storage, self.config, self.engine)
         job = client.start(WriteOperation.BULK_INSERT, opts)
+        listed = [(partition, file) for partition, files in partitions.items() for file in files]
         tasks = [
             SkeletonTask(
                 task_id,
@@ -276,14 +277,8 @@ class Bootstrapper(TableService):
                 str(uuid.uuid4()),  # skeletons' file ids are bare UUIDs, as Apache Hudi's
                 BootstrapSource(self.source_uri, partition, file.name),
             )
-            for task_id, (partition, file) in enumerate(
-                (p, f) for p, files in partitions.items() for f in files
-            )
+            for task_id, (partition, file) in enumerate(listed)
         ]
-        files = {
-            (t.source.partition_path, t.source.file_name): f
-            for t, f in zip(tasks, [f for fs in partitions.values() for f in fs], strict=True)
-        }
         with job.transaction(METADATA_BOOTSTRAP_INSTANT, BOOTSTRAP_OPERATION) as transaction:
             transaction.start_execution(
                 PlannedWork(t.partition_path, t.file_id, None, inserts=0) for t in tasks
@@ -297,7 +292,7 @@ class Bootstrapper(TableService):
             results = self.engine.map(functools.partial(_run_skeleton, settings=settings), tasks)
             stats = [stat for stat, _ in results]
             schema = source_schema([s for _, s in results], tasks)
-            mappings = [_mapping(task, files[_key(task)]) for task in tasks]
+            mappings = [_mapping(task, file) for task, (_, file) in zip(tasks, listed, strict=True)]
             write_bootstrap_index(self.storage, self.source_uri, mappings)
             transaction.complete(stats, schema)
         return METADATA_BOOTSTRAP_INSTANT
@@ -319,10 +314,6 @@ class Bootstrapper(TableService):
 
 def _run_skeleton(task: SkeletonTask, settings: WriteSettings) -> tuple[WriteStat, pa.Schema]:
     return task.run(settings)
-
-
-def _key(task: SkeletonTask) -> tuple[str, str]:
-    return task.source.partition_path, task.source.file_name
 
 
 def _mapping(task: SkeletonTask, file: SourceFile) -> BootstrapFileMapping:
