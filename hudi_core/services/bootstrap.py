@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_core.choices import WriteOperation
 from hudi_core.config import bootstrap_options as B
@@ -41,8 +42,10 @@ from hudi_core.io.bootstrap_index import (
 )
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import BootstrapSource
+from hudi_core.model.file_names import new_file_id
 from hudi_core.model.partition_metadata import ensure_partition_metadata
-from hudi_core.schema.meta_fields import META_FIELDS
+from hudi_core.schema.evolution import cast_batch_to_schema
+from hudi_core.schema.meta_fields import META_FIELDS, PARTITION_PATH_FIELD
 from hudi_core.services.heartbeat import Liveness, write_is_alive
 from hudi_core.services.rollback import rollback_instant
 from hudi_core.services.table_service import TableService
@@ -54,7 +57,8 @@ from hudi_core.timeline.instant import (
     WRITE_ACTIONS,
 )
 from hudi_core.write.client import WriteClient
-from hudi_core.write.handles import SkeletonTask, WriteSettings
+from hudi_core.write.handles import CreateTask, SkeletonTask, WriteSettings
+from hudi_core.write.prepare import BatchPreparer
 from hudi_core.write.transaction import PlannedWork
 
 _LOG = logging.getLogger(__name__)
@@ -291,25 +295,79 @@ class Bootstrapper(TableService):
             )
             results = self.engine.map(functools.partial(_run_skeleton, settings=settings), tasks)
             stats = [stat for stat, _ in results]
-            schema = source_schema([s for _, s in results], tasks)
+            schema = source_schema([s for _, s in results], [t.source for t in tasks])
             mappings = [_mapping(task, file) for task, (_, file) in zip(tasks, listed, strict=True)]
             write_bootstrap_index(self.storage, self.source_uri, mappings)
             transaction.complete(stats, schema)
         return METADATA_BOOTSTRAP_INSTANT
 
     def _full_record(self, partitions: dict[str, list[SourceFile]], opts: Options) -> str:
-        """The partitions' rows bulk-inserted at 00000000000002."""
+        """The partitions' rows bulk-inserted at 00000000000002, one task per source file
+        (its rows never leave the task that reads them)."""
         sources = [
             BootstrapSource(self.source_uri, partition, file.name)
             for partition, files in partitions.items()
             for file in files
         ]
-        tables = self.engine.map(functools.partial(read_source_rows, storage=self.storage), sources)
-        rows = pa.concat_tables(tables, promote_options="permissive")
         client = WriteClient(self.storage, self.config, self.engine)
         job = client.start(WriteOperation.BULK_INSERT, opts)
-        prepared, data_schema = job.prepare(rows)
-        return job.run(prepared, data_schema, instant_time=FULL_BOOTSTRAP_INSTANT)
+        schemas = self.engine.map(
+            functools.partial(_source_file_schema, storage=self.storage), sources
+        )
+        schema = source_schema(schemas, sources)
+        _, data_schema = job.prepare(schema.empty_table())
+        assert data_schema is not None
+        tasks = [FullRecordTask(task_id, source) for task_id, source in enumerate(sources)]
+        with job.transaction(FULL_BOOTSTRAP_INSTANT) as transaction:
+            transaction.start_execution([])
+            run = functools.partial(
+                _run_full_record,
+                settings=job.settings(FULL_BOOTSTRAP_INSTANT, data_schema),
+                preparer=job.preparer,
+                schema=schema,
+                combine=job.planner.combine,
+            )
+            stats = [stat for stats in self.engine.map(run, tasks) for stat in stats]
+            transaction.complete(stats, data_schema)
+        return FULL_BOOTSTRAP_INSTANT
+
+
+@dataclass
+class FullRecordTask:
+    """Bulk-inserts the rows of one source file: keys and partition paths from the table's
+    key generator, as Apache Hudi's full-record bootstrap does; new file groups per
+    partition path, in the file's row order, rolled over at the max file size."""
+
+    task_id: int
+    source: BootstrapSource
+
+    def run(
+        self, settings: WriteSettings, preparer: BatchPreparer, schema: pa.Schema, combine: bool
+    ) -> list[WriteStat]:
+        rows = cast_batch_to_schema(read_source_rows(self.source, settings.storage), schema)
+        prepared, _ = preparer.prepare(rows, combine)
+        paths = prepared.column(PARTITION_PATH_FIELD)
+        stats = []
+        for partition in pc.unique(paths).to_pylist():
+            ensure_partition_metadata(settings.storage, partition, settings.instant_time)
+            rows_of_partition = prepared.filter(pc.equal(paths, partition))
+            task = CreateTask(self.task_id, partition, new_file_id(), rows_of_partition)
+            stats += task.run(settings)
+        return stats
+
+
+def _run_full_record(
+    task: FullRecordTask,
+    settings: WriteSettings,
+    preparer: BatchPreparer,
+    schema: pa.Schema,
+    combine: bool,
+) -> list[WriteStat]:
+    return task.run(settings, preparer, schema, combine)
+
+
+def _source_file_schema(source: BootstrapSource, storage: Storage) -> pa.Schema:
+    return open_source_file(storage, source).schema_arrow
 
 
 def _run_skeleton(task: SkeletonTask, settings: WriteSettings) -> tuple[WriteStat, pa.Schema]:
@@ -328,7 +386,7 @@ def _mapping(task: SkeletonTask, file: SourceFile) -> BootstrapFileMapping:
     )
 
 
-def source_schema(schemas: list[pa.Schema], tasks: list[SkeletonTask]) -> pa.Schema:
+def source_schema(schemas: list[pa.Schema], sources: list[BootstrapSource]) -> pa.Schema:
     """The table's data schema: the source files' columns (unified across files), then the
     partition folders' columns that the files do not hold, as strings."""
     try:
@@ -336,8 +394,8 @@ def source_schema(schemas: list[pa.Schema], tasks: list[SkeletonTask]) -> pa.Sch
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise BootstrapError(f"the source files' schemas do not agree: {exc}") from exc
     folders: dict[str, None] = {}
-    for task in tasks:
-        folders.update(dict.fromkeys(task.source.partition_values()))
+    for source in sources:
+        folders.update(dict.fromkeys(source.partition_values()))
     extra = [pa.field(name, pa.string()) for name in folders if name not in unified.names]
     return pa.schema([*unified, *extra])
 
