@@ -137,6 +137,12 @@ class HudiTable:
         storage = Storage(path, options=options)
         source = Storage(source_path, options=options)
         require_separate_source(storage, source)
+        named = Options(options).get_option(T.BOOTSTRAP_BASE_PATH)
+        if named and Storage(named, options=options).uri_of("") != source.uri_of(""):
+            raise InvalidOptionError(
+                f"{T.BOOTSTRAP_BASE_PATH.key}={named} is not the source {source_path} "
+                "this bootstrap was given"
+            )
         bootstrap_properties = {
             T.BOOTSTRAP_BASE_PATH.key: source.uri_of(""),
             T.BOOTSTRAP_INDEX_CLASS.key: T.BOOTSTRAP_INDEX_CLASS.default,

@@ -51,7 +51,6 @@ from hudi_core.services.rollback import rollback_instant
 from hudi_core.services.table_service import TableService
 from hudi_core.storage import FileEntry, Storage
 from hudi_core.timeline.instant import (
-    BOOTSTRAP_INSTANTS,
     FULL_BOOTSTRAP_INSTANT,
     METADATA_BOOTSTRAP_INSTANT,
     WRITE_ACTIONS,
@@ -408,8 +407,3 @@ def read_source_rows(source: BootstrapSource, storage: Storage) -> pa.Table:
     for name in folders.column_names:
         rows = rows.append_column(name, folders.column(name))
     return rows
-
-
-def bootstrap_instant(timestamp: str) -> bool:
-    """Whether an instant is one of a bootstrap's (shown as such by the UI and Hive sync)."""
-    return timestamp in BOOTSTRAP_INSTANTS

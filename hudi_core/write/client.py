@@ -28,6 +28,7 @@ from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
 from hudi_core.errors import ConcurrentWriterError, InvalidOptionError
 from hudi_core.index import GlobalIndex, IndexContext, index_for
+from hudi_core.io.bootstrap_index import hadoop_path
 from hudi_core.keygen import KeyGenerator, key_generator_for
 from hudi_core.lock import failed_writes_policy, non_blocking_concurrency, table_lock
 from hudi_core.lock.early_conflicts import EarlyConflictDetection
@@ -116,7 +117,7 @@ class WriteClient:
         user = Options(options)
         for option_key, table_key in self._table_defining_keys(user):
             given, stored = user[option_key], self.config.properties[table_key]
-            if given.replace(" ", "").lower() != stored.replace(" ", "").lower():
+            if _normalized(table_key, given) != _normalized(table_key, stored):
                 raise InvalidOptionError(
                     f"option {option_key}={given} conflicts with the table's "
                     f"{table_key}={stored}; a table's keys and layout cannot change"
@@ -374,6 +375,15 @@ class WriteJob:
             self.sizing.max_file_size,
             self.sizing.record_size,
         )
+
+
+def _normalized(table_key: str, value: str) -> str:
+    """A table property's value as compared with a write option naming it: a location as
+    Hadoop prints it (users give the bootstrap's source as a plain path), else without
+    spaces or case."""
+    if table_key == T.BOOTSTRAP_BASE_PATH.key:
+        return hadoop_path(value.strip().rstrip("/"))
+    return value.replace(" ", "").lower()
 
 
 def _refuse_running_writers(storage: Storage, timeline: ActiveTimeline, liveness: Liveness) -> None:

@@ -545,3 +545,31 @@ def test_bad_sources_are_refused_clearly(tmp_path):
     pq.write_table(_source_rows().slice(0, 2), source / "stray.parquet")
     with pytest.raises(BootstrapError, match="different folder depths"):
         HudiTable.bootstrap(str(tmp_path / "t2"), str(source), name="t", record_key_fields=["uuid"])
+
+
+def test_the_source_named_by_its_option_as_a_plain_path_is_accepted(tmp_path):
+    source = _write_source(tmp_path)
+    named = {"hoodie.bootstrap.base.path": str(source)}  # as Apache Hudi users keep it
+    table = HudiTable.bootstrap(
+        str(tmp_path / "t"),
+        str(source),
+        name="t",
+        record_key_fields=["uuid"],
+        partition_fields=["city"],
+        options=named,
+    )
+    table.write(_source_rows().slice(0, 2), options=named)  # the same source, not a conflict
+    assert table.read().num_rows == len(KEYS)
+    with pytest.raises(InvalidOptionError, match="is not the source"):
+        HudiTable.bootstrap(
+            str(tmp_path / "t2"),
+            str(source),
+            name="t",
+            record_key_fields=["uuid"],
+            options={"hoodie.bootstrap.base.path": str(tmp_path / "elsewhere")},
+        )
+    with pytest.raises(InvalidOptionError, match="conflicts"):
+        table.write(
+            _source_rows().slice(0, 2),
+            options={"hoodie.bootstrap.base.path": str(tmp_path / "elsewhere")},
+        )
