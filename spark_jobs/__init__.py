@@ -1,6 +1,6 @@
 """Spark for hudi_core: the engine adapter, the distributed writer, a data source, and one
-spark-submit entry point per table service (ingest, compact, clean, archive, rollback,
-savepoint, restore, hive_sync).
+spark-submit entry point per table service (ingest, compact, cluster, clean, archive, rollback,
+savepoint, restore, hive_sync, bootstrap).
 
 The DataFrame API (importing it needs pyspark; `import spark_jobs` alone does not):
 

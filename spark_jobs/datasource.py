@@ -24,7 +24,9 @@ read-optimized, incremental and time-travel queries, chosen by Apache Hudi's rea
   its query type selects and lets Spark filter the rows: slower, never wrong.
 
 Writes need a shuffle the Python data source API cannot ask for (rows must reach their file
-group's task): they go through `spark_jobs.write` (spark_jobs.save), not `df.write`.
+group's task): they go through `spark_jobs.write` (spark_jobs.save), not `df.write`, and so
+does Apache Hudi's `bootstrap` operation (hoodie.datasource.write.operation=bootstrap with
+hoodie.bootstrap.base.path: the parquet dataset the table is made of).
 """
 
 from __future__ import annotations

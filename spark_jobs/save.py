@@ -2,7 +2,8 @@
 
 The explicit write of a DataFrame; it replaces `df.write.format("hudi")...save(path)`, which
 would need a shuffle the Python data source API cannot ask for. Modes and table creation are
-those of Apache Hudi's Spark datasource; the data moves through the SparkWriter.
+those of Apache Hudi's Spark datasource; the data moves through the SparkWriter. Apache Hudi's
+`bootstrap` operation runs HudiTable.bootstrap on the executors instead (see `write`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from pyspark.sql import DataFrame
 
 from hudi_core import HudiTable, WriteOperation
 from hudi_core.config import Options, table_options, write_options
+from hudi_core.config import bootstrap_options as B
 from hudi_core.errors import InvalidOptionError, TableExistsError, TableNotFoundError
 from hudi_core.storage import Storage
 from spark_jobs.datasource import session_fs_options
 from spark_jobs.writer import SparkWriter
 
 MODES = ("append", "overwrite", "error", "errorifexists", "ignore")
+BOOTSTRAP = "bootstrap"  # Apache Hudi's operation of the Spark writer (BOOTSTRAP_OPERATION_OPT_VAL)
 
 
 def write(
@@ -36,7 +39,9 @@ def write(
         spark_jobs.write(df, path, options=o, mode=m)
 
     - `operation`: upsert, insert, bulk_insert, delete, insert_overwrite, ...; None takes
-      hoodie.datasource.write.operation from `options` (upsert by default).
+      hoodie.datasource.write.operation from `options` (upsert by default). `bootstrap`
+      makes the table of the parquet dataset at hoodie.bootstrap.base.path instead, as
+      Apache Hudi's writer does (the DataFrame's rows are not used: pass an empty one).
     - `options`: Apache Hudi's hoodie.* write options (booleans become "true"/"false");
       `.partitionBy(c)` is hoodie.datasource.write.partitionpath.field.
     - `mode`, as Apache Hudi's Spark datasource: "append" writes into the table, creating
@@ -54,6 +59,7 @@ def write(
     mode = mode.lower()
     if mode not in MODES:
         raise InvalidOptionError(f"save mode '{mode}' is not one of {', '.join(MODES)}")
+    source = _bootstrap_source(operation, given)  # checked before any mode deletes a table
     table = _existing(path, given)
     if table is not None and mode in ("error", "errorifexists"):
         raise TableExistsError(f"a Hudi table exists at {path}; write with mode='append' to it")
@@ -62,9 +68,59 @@ def write(
     if table is not None and mode == "overwrite":
         _delete_table(path, given)
         table = None
+    if source is not None:
+        return _bootstrap(df, path, source, given, exists=table is not None)
     table = table or _create(path, given)
     chosen = operation or Options(given).get_option(write_options.OPERATION)
     return SparkWriter(df.sparkSession, table).write(df, chosen.lower(), given)
+
+
+def _bootstrap_source(
+    operation: WriteOperation | str | None, options: Mapping[str, str]
+) -> str | None:
+    """For Apache Hudi's `bootstrap` operation (no WriteOperation: it writes no rows of its
+    own), the dataset to bootstrap (hoodie.bootstrap.base.path, required); else None."""
+    chosen = operation if operation is not None else options.get(write_options.OPERATION.key)
+    if str(chosen or "").strip().lower() != BOOTSTRAP:
+        return None
+    source = options.get(table_options.BOOTSTRAP_BASE_PATH.key, "").strip()
+    if not source:
+        raise InvalidOptionError(
+            f"operation {BOOTSTRAP} needs {table_options.BOOTSTRAP_BASE_PATH.key}: the parquet "
+            "dataset to make the table of"
+        )
+    return source
+
+
+def _bootstrap(df: DataFrame, path: str, source: str, options: dict[str, str], exists: bool) -> str:
+    """operation=bootstrap, as Apache Hudi's Spark writer runs it: the dataset at `source`
+    becomes the table at `path` (created from the usual write options, or an existing one
+    without commits); the DataFrame's rows are not written (Apache Hudi's users pass an empty
+    one). Returns the newest instant committed (00000000000001 metadata only,
+    00000000000002 full record)."""
+    from spark_jobs.engine import SparkEngine
+
+    # The operation is not a write operation of the table's, and the source goes as the
+    # bootstrap's argument (the table records it as a URI): its writes see neither option.
+    passed_on = (write_options.OPERATION.key, table_options.BOOTSTRAP_BASE_PATH.key)
+    bootstrap_options = {key: value for key, value in options.items() if key not in passed_on}
+    if not exists:
+        _check_creatable(bootstrap_options)
+    opts = Options(bootstrap_options)
+    parallelism = opts.get_option(B.PARALLELISM)
+    table = HudiTable.bootstrap(
+        path,
+        source,
+        bootstrap_options.get(table_options.TABLE_NAME.key, ""),
+        table_type=opts.get_option(write_options.TABLE_TYPE),
+        record_key_fields=_fields(opts.get_option(write_options.RECORD_KEY_FIELD)),
+        partition_fields=_fields(opts.get_option(write_options.PARTITION_PATH_FIELD)),
+        precombine_field=opts.get_option(write_options.PRECOMBINE_FIELD),
+        options=bootstrap_options,
+        engine=SparkEngine(df.sparkSession, max_slices=max(1, parallelism)),
+    )
+    done = [i for i in table.inspect.timeline() if i.is_write and i.is_completed]
+    return done[-1].timestamp
 
 
 def _existing(path: str, options: dict[str, str]) -> HudiTable | None:
@@ -74,15 +130,21 @@ def _existing(path: str, options: dict[str, str]) -> HudiTable | None:
         return None
 
 
-def _create(path: str, options: dict[str, str]) -> HudiTable:
-    opts = Options(options)
-    name = options.get(table_options.TABLE_NAME.key)
-    record_keys = opts.get_option(write_options.RECORD_KEY_FIELD)
-    if not name or not record_keys:
+def _check_creatable(options: dict[str, str]) -> None:
+    if not options.get(table_options.TABLE_NAME.key) or not Options(options).get_option(
+        write_options.RECORD_KEY_FIELD
+    ):
         raise InvalidOptionError(
             f"creating a table needs {table_options.TABLE_NAME.key} and "
             f"{write_options.RECORD_KEY_FIELD.key}"
         )
+
+
+def _create(path: str, options: dict[str, str]) -> HudiTable:
+    opts = Options(options)
+    _check_creatable(options)
+    name = options[table_options.TABLE_NAME.key]
+    record_keys = opts.get_option(write_options.RECORD_KEY_FIELD)
     return HudiTable.create(
         path,
         name=name,
