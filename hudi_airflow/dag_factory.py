@@ -10,7 +10,12 @@
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
 - `<table>_clustering` (tables whose entry sets `clustering_schedule`):
   `schedule_clustering` -> `execute_clustering`, likewise;
-- `<table>_maintenance`: `clean` -> `archive`.
+- `<table>_maintenance`: `clean` -> `archive`;
+- `<table>_bootstrap` (tables whose entry names a `bootstrap_source_path`): `bootstrap`
+  (-> `hive_sync`), once, by hand (no schedule): the parquet dataset becomes the table
+  (spark_jobs/bootstrap.py), created from the entry's name, type and fields. A run on a
+  table with commits fails, saying so; a retry rolls the failed attempt back (once its
+  heartbeat stops) and starts over.
 
 Every Spark task of a table gets the entry's Spark settings (`spark_conf`, `executor_memory`,
 ...) as SparkSubmitOperator's `conf` and arguments; a table without partition fields is
@@ -53,6 +58,7 @@ from airflow.sdk import DAG, BaseOperator, Param
 
 from hudi_airflow.operators import (
     HudiArchiveOperator,
+    HudiBootstrapOperator,
     HudiCleanOperator,
     HudiClusteringOperator,
     HudiCompactionOperator,
@@ -123,6 +129,8 @@ def table_dags(entry: TableEntry) -> list[DAG]:
     dags.append(maintenance_dag(entry))
     if entry.syncs_to_hive:
         dags.append(hive_sync_dag(entry))
+    if entry.bootstrap_source_path is not None:
+        dags.append(bootstrap_dag(entry))
     return dags
 
 
@@ -238,6 +246,28 @@ def maintenance_dag(entry: TableEntry) -> DAG:
         clean = HudiCleanOperator(task_id="clean", **_table_arguments(entry, spark=True))
         archive = HudiArchiveOperator(task_id="archive", **_table_arguments(entry, spark=True))
         clean >> archive
+    return dag
+
+
+def bootstrap_dag(entry: TableEntry) -> DAG:
+    """`<table>_bootstrap`: one manually triggered run makes the table of the entry's
+    `bootstrap_source_path`."""
+    if entry.bootstrap_source_path is None:
+        raise TablesConfigError(f"table {entry.name} names no bootstrap_source_path")
+    about = f"bootstrap from {entry.bootstrap_source_path}"
+    with _dag(entry, "bootstrap", None, about=about) as dag:
+        bootstrap = HudiBootstrapOperator(
+            task_id="bootstrap",
+            source_path=entry.bootstrap_source_path,
+            table_name=entry.name,
+            table_type=entry.table_type,
+            record_key_field=entry.record_key_field,
+            partition_path_field=entry.partition_path_field,
+            precombine_field=entry.precombine_field,
+            **_table_arguments(entry, spark=True),
+        )
+        if entry.syncs_to_hive:
+            bootstrap >> _hive_sync(entry)
     return dag
 
 

@@ -1,15 +1,16 @@
 """Operators: each table service as its own Airflow task.
 
-Work that needs Spark (ingestion, compaction execution, cleaning, archival, Hive sync) runs
-the matching `spark_jobs/<job>.py` through the Spark provider's SparkSubmitOperator; planning
-a compaction is a quick timeline change made in the worker itself. Every operator pushes the
+Work that needs Spark (ingestion, compaction execution, cleaning, archival, Hive sync,
+bootstrap) runs the matching `spark_jobs/<job>.py` through the Spark provider's
+SparkSubmitOperator; planning a compaction is a quick timeline change made in the worker
+itself. Every operator pushes the
 instant time it produced or worked on to XCom (key `instant_time`; the Hive sync's: the
 commit the metastore is synced to) and returns the job's result, which a Spark job hands over
 in its result file (see `job_result`).
 
-The ingest and compaction operators record their task instance in the commits they make
-(`hudi_airflow.ui.airflow_links`: three options under the commit metadata prefix, which the
-Hudi view reads back to link each instant to its task).
+The ingest, compaction, clustering and bootstrap operators record their task instance in the
+commits they make (`hudi_airflow.ui.airflow_links`: three options under the commit metadata
+prefix, which the Hudi view reads back to link each instant to its task).
 """
 
 from __future__ import annotations
@@ -229,6 +230,50 @@ class HudiArchiveOperator(HudiSparkJobOperator):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(job="archive", **kwargs)
+
+
+class HudiBootstrapOperator(HudiSparkJobOperator):
+    """Makes the table of an existing parquet dataset (`source_path`, templated), as Apache
+    Hudi's bootstrap does: each source partition referenced where it lies (skeleton files,
+    instant 00000000000001) or rewritten (instant 00000000000002), as the options'
+    hoodie.bootstrap.mode.selector says; the skeleton files are written by the executors. The
+    table is created from `table_name`, `table_type` and the fields unless it exists without
+    commits (a failed bootstrap's attempt is rolled back and the bootstrap starts over); a
+    table with commits fails the task. Pushes the newest instant committed; the job's result
+    lists them all (`counts.instants`)."""
+
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "source_path")
+    records_task_instance = True
+
+    def __init__(
+        self,
+        *,
+        source_path: str,
+        table_name: str | None = None,
+        table_type: TableType | str = TableType.COPY_ON_WRITE,
+        record_key_field: str | None = None,
+        partition_path_field: str | None = None,
+        precombine_field: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(job="bootstrap", **kwargs)
+        self.source_path = source_path
+        self.table_name = table_name
+        self.table_type = table_type
+        self.record_key_field = record_key_field
+        self.partition_path_field = partition_path_field
+        self.precombine_field = precombine_field
+
+    def job_arguments(self, context: Any) -> list[str]:
+        flags = {
+            "--source-path": self.source_path,
+            "--table-name": self.table_name,
+            "--table-type": self.table_type,
+            "--record-key-fields": self.record_key_field,
+            "--partition-fields": self.partition_path_field,
+            "--precombine-field": self.precombine_field,
+        }
+        return _flags(flags)
 
 
 class HudiHiveSyncOperator(HudiSparkJobOperator):

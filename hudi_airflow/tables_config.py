@@ -14,6 +14,7 @@ list of entries.
         schedule: "@hourly"            # optional: the ingest DAG's schedule
         compaction_schedule: "@hourly" # optional (these are the defaults)
         clustering_schedule: "@daily"  # optional: absent, no <name>_clustering DAG
+        bootstrap_source_path: /data/warehouse/trips  # optional: absent, no <name>_bootstrap DAG
         maintenance_schedule: "@daily"
         hive_sync_schedule: "@hourly"  # optional: the <name>_hive_sync DAG's (hive-sync tables)
         metastore_dir: /data/metastore # optional: spark-mode Hive sync's embedded metastore
@@ -56,6 +57,11 @@ maintenance and Hive sync DAGs, its options and lock stay one per table. An entr
 either `source_path` and `source_format` (one `<name>_ingest` DAG, as always) or `sources`,
 not both. No DAG id may be two tables' (table `a` with a source `x_maintenance` would
 spell table `a_ingest_x`'s maintenance DAG): the later entry is the bad one.
+
+`bootstrap_source_path` names an existing parquet dataset the table is made of once, by the
+manually triggered `<name>_bootstrap` DAG (spark_jobs/bootstrap.py: skeleton files referencing
+the source files, or the files rewritten, as the options' hoodie.bootstrap.mode.selector
+says); the table must not have commits yet, so bootstrap before the first ingestion.
 
 `partition_path_field` names the partition field, or several (comma-separated, or a list);
 without any the table is non-partitioned (NonpartitionedKeyGenerator). The Spark settings go
@@ -116,6 +122,7 @@ OPTIONAL = (
     "schedule",
     "compaction_schedule",
     "clustering_schedule",
+    "bootstrap_source_path",
     "maintenance_schedule",
     "hive_sync_schedule",
     "metastore_dir",
@@ -145,7 +152,7 @@ PATHS = ("base_path", "source_path")
 # The keys of one item of `sources`.
 SOURCE_REQUIRED = ("name", "source_path", "source_format")
 SOURCE_OPTIONAL = ("schedule", "columns")
-OPTIONAL_PATHS = ("metastore_dir", "result_dir")
+OPTIONAL_PATHS = ("metastore_dir", "result_dir", "bootstrap_source_path")
 # Keys `options` may hold: Apache Hudi's, and the partition commit options.
 # hoodie.* options, Flink-style partition commit options, and Hadoop-style storage options
 # (fs.s3a.endpoint, ...: see docs/storage.md).
@@ -202,6 +209,7 @@ class TableEntry:
     schedule: str | None = None  # the ingest DAG's (the sources' default); None: by hand only
     compaction_schedule: str | None = "@hourly"
     clustering_schedule: str | None = None  # the <name>_clustering DAG's; None: no such DAG
+    bootstrap_source_path: str | None = None  # a <name>_bootstrap DAG's dataset; None: no DAG
     maintenance_schedule: str | None = "@daily"
     hive_sync_schedule: str | None = "@hourly"  # the <name>_hive_sync DAG's (hive-sync tables)
     metastore_dir: str | None = None  # spark-mode Hive sync's metastore; None: Spark's default
@@ -230,8 +238,8 @@ class TableEntry:
     def dag_ids(self) -> list[str]:
         """The ids of the DAGs the table gets: `<name>_ingest` (or `<name>_ingest_<source>`
         for each source), `<name>_compaction` (merge-on-read), `<name>_clustering` (with a
-        `clustering_schedule`), `<name>_maintenance` and `<name>_hive_sync` (Hive sync
-        tables)."""
+        `clustering_schedule`), `<name>_maintenance`, `<name>_hive_sync` (Hive sync
+        tables) and `<name>_bootstrap` (with a `bootstrap_source_path`)."""
         if self.has_sources:
             kinds = [f"ingest_{source.name}" for source in self.sources]
         else:
@@ -243,6 +251,8 @@ class TableEntry:
         kinds.append("maintenance")
         if self.syncs_to_hive:
             kinds.append("hive_sync")
+        if self.bootstrap_source_path is not None:
+            kinds.append("bootstrap")
         return [f"{self.name}_{kind}" for kind in kinds]
 
     @property

@@ -5,7 +5,7 @@ Airflow task that made it.
 The state times are the timeline files' modification times (`TableInspector.timeline`), as
 Apache Hudi's timeline tells them for table version 6, whose instant files carry no
 completion time of their own. Times of the timeline (in its zone, UTC or local) are shown in
-UTC.
+UTC. A bootstrap's instants are no dates: they are labelled for what they are (`label`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,19 @@ from typing import Any
 from hudi_airflow.ui.airflow_links import made_by
 from hudi_core.errors import HudiError
 from hudi_core.inspect import CommitInfo, InstantInfo, TableInspector
-from hudi_core.timeline import parse_instant_time
+from hudi_core.timeline import (
+    FULL_BOOTSTRAP_INSTANT,
+    METADATA_BOOTSTRAP_INSTANT,
+    parse_instant_time,
+)
 
 COMPACT_OPERATION = "COMPACT"
 COMMIT, COMPACTION = "commit", "compaction"  # the timeline's action names
+# How the view names a bootstrap's fixed instants in place of a time.
+BOOTSTRAP_LABELS = {
+    METADATA_BOOTSTRAP_INSTANT: "bootstrap (metadata only)",
+    FULL_BOOTSTRAP_INSTANT: "bootstrap (full record)",
+}
 
 
 @dataclass
@@ -73,6 +82,7 @@ class InstantRow:
     state: str  # REQUESTED, INFLIGHT or COMPLETED
     compaction: bool  # planned, running, or completed (as a commit) compaction
     time_utc: str | None  # the instant time itself, in UTC
+    label: str | None = None  # what an instant time that is no date stands for (bootstrap)
     requested_at: str | None = None  # when each state was reached, UTC (ISO 8601)
     inflight_at: str | None = None
     completed_at: str | None = None
@@ -126,6 +136,7 @@ def _timed(info: InstantInfo, zone: str, compaction: bool) -> InstantRow:
         state=info.state,
         compaction=compaction,
         time_utc=utc_text(info.timestamp, zone),
+        label=instant_label(info.timestamp),
         requested_at=utc_text(requested, zone),
         inflight_at=utc_text(inflight, zone),
         completed_at=utc_text(completed, zone),
@@ -133,6 +144,12 @@ def _timed(info: InstantInfo, zone: str, compaction: bool) -> InstantRow:
         ran_s=seconds_between(inflight, completed),
         total_s=seconds_between(requested, completed),
     )
+
+
+def instant_label(timestamp: str) -> str | None:
+    """'bootstrap (metadata only)' for 00000000000001, 'bootstrap (full record)' for
+    00000000000002; None for an instant time that is a date."""
+    return BOOTSTRAP_LABELS.get(timestamp)
 
 
 def _moment(timeline_time: str, zone: str) -> datetime:

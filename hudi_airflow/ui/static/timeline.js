@@ -20,9 +20,12 @@
   const BOTTOM = 34;
 
   // The instant time in UTC (the summary's time_utc) as milliseconds; an instant time that is
-  // no date (bootstrap) read as yyyyMMddHHmmss[SSS], since only distances matter.
+  // no date (a bootstrap's 00000000000001, 00000000000002) goes where it happened, when its
+  // first state was reached; else read as yyyyMMddHHmmss[SSS], since only distances matter.
   function instantMillis(instant) {
     if (instant.time_utc) return Date.parse(instant.time_utc);
+    const happened = instant.requested_at || instant.inflight_at || instant.completed_at;
+    if (happened) return Date.parse(happened);
     const ts = instant.timestamp;
     const part = (from, to) => Number(ts.slice(from, to)) || 0;
     return Date.UTC(part(0, 4), part(4, 6) - 1, part(6, 8), part(8, 10), part(10, 12),
@@ -30,6 +33,7 @@
   }
 
   function timeText(instant) {
+    if (instant.label) return instant.label;
     if (!instant.time_utc) return instant.timestamp;
     return instant.time_utc.replace("T", " ").replace("Z", " UTC");
   }
