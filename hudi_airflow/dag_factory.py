@@ -169,11 +169,7 @@ def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
             operation="{{ params.operation }}",
             modified_since="{{ params.from_date or '' }}",
             modified_until="{{ params.to_date or '' }}",
-            table_name=entry.name,
-            table_type=entry.table_type,
-            record_key_field=entry.record_key_field,
-            partition_path_field=entry.partition_path_field,
-            precombine_field=entry.precombine_field,
+            **_table_fields(entry),
             **arguments,
         )
         if entry.syncs_to_hive:
@@ -259,16 +255,23 @@ def bootstrap_dag(entry: TableEntry) -> DAG:
         bootstrap = HudiBootstrapOperator(
             task_id="bootstrap",
             source_path=entry.bootstrap_source_path,
-            table_name=entry.name,
-            table_type=entry.table_type,
-            record_key_field=entry.record_key_field,
-            partition_path_field=entry.partition_path_field,
-            precombine_field=entry.precombine_field,
+            **_table_fields(entry),
             **_table_arguments(entry, spark=True),
         )
         if entry.syncs_to_hive:
             bootstrap >> _hive_sync(entry)
     return dag
+
+
+def _table_fields(entry: TableEntry) -> dict[str, str | None]:
+    """What the jobs that may create the table (ingest, bootstrap) create it from."""
+    return {
+        "table_name": entry.name,
+        "table_type": entry.table_type,
+        "record_key_field": entry.record_key_field,
+        "partition_path_field": entry.partition_path_field,
+        "precombine_field": entry.precombine_field,
+    }
 
 
 def hive_sync_dag(entry: TableEntry) -> DAG:
