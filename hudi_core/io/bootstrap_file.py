@@ -45,12 +45,24 @@ def open_source_file(storage: Storage, source: BootstrapSource, **kwargs: Any) -
         return pq.ParquetFile(path, filesystem=filesystem, **kwargs)
 
 
-def partition_columns(source: BootstrapSource, present: Sequence[str], rows: int) -> pa.Table:
-    """The hive-style partition values of the source file's folders it does not hold as
-    columns, one string column each, `rows` long."""
-    values = {k: v for k, v in source.partition_values().items() if k not in present}
-    columns = [pa.repeat(pa.scalar(v, pa.string()), rows) for v in values.values()]
-    return pa.Table.from_arrays(columns, names=list(values))
+def folder_columns(source: BootstrapSource, held: Sequence[str]) -> dict[str, str]:
+    """The hive-style partition values of the source file's folders that the file does not
+    hold as columns (`held`), by column name."""
+    return {k: v for k, v in source.partition_values().items() if k not in held}
+
+
+def with_folder_columns(
+    table: pa.Table,
+    source: BootstrapSource,
+    held: Sequence[str],
+    wanted: Collection[str] | None = None,
+) -> pa.Table:
+    """`table` (rows read from the source file) with its folders' values appended as string
+    columns: those the file does not hold, of those `wanted` (default all)."""
+    for name, value in folder_columns(source, held).items():
+        if wanted is None or name in wanted:
+            table = table.append_column(name, pa.repeat(pa.scalar(value, pa.string()), len(table)))
+    return table
 
 
 class StitchedBaseFile:
@@ -86,7 +98,7 @@ class StitchedBaseFile:
     def schema_arrow(self) -> pa.Schema:
         data = self.data.schema_arrow
         meta = [f for f in self.skeleton.schema_arrow if is_meta_field(f.name)]
-        folders = partition_columns(self.source, data.names, 0).schema
+        folders = [pa.field(n, pa.string()) for n in folder_columns(self.source, data.names)]
         return pa.schema([*meta, *data, *folders])
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
@@ -121,11 +133,7 @@ class StitchedBaseFile:
         held = self.data.schema_arrow.names
         with parquet_errors(self.storage, self.source.uri):
             table = self.data.read(columns=[c for c in columns if c in held])
-        folders = partition_columns(self.source, held, table.num_rows)
-        for name in folders.column_names:
-            if name in columns:
-                table = table.append_column(name, folders.column(name))
-        return table
+        return with_folder_columns(table, self.source, held, columns)
 
 
 def _side_by_side(parts: list[pa.Table], order: list[str]) -> pa.Table:

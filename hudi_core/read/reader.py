@@ -33,8 +33,8 @@ from hudi_core.io.base_file import check_base_file, parquet_errors
 from hudi_core.io.bootstrap_file import (
     StitchedBaseFile,
     open_base,
-    partition_columns,
     source_location,
+    with_folder_columns,
 )
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
@@ -398,17 +398,8 @@ def _read_base_file(
         else:
             table = parquet.read_row_groups(row_groups, columns=wanted)
     if source is not None:  # a source file of a bootstrap: the values of its folders too
-        folders = partition_columns(source, table.column_names, table.num_rows)
-        table = _with_columns(
-            table, folders.select([c for c in folders.column_names if c in columns])
-        )
+        table = with_folder_columns(table, source, parquet.schema_arrow.names, columns)
     return cast_batch_to_schema(table, pa.schema([schema.field(c) for c in columns]))
-
-
-def _with_columns(table: pa.Table, more: pa.Table) -> pa.Table:
-    for name, column in zip(more.column_names, more.columns, strict=True):
-        table = table.append_column(name, column)
-    return table
 
 
 def _checked_columns(columns: Sequence[str] | None, schema: pa.Schema) -> list[str]:

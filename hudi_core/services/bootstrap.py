@@ -34,7 +34,7 @@ from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
 from hudi_core.engine import EngineContext
 from hudi_core.errors import BootstrapError, ConcurrentWriterError, InvalidOptionError
-from hudi_core.io.bootstrap_file import open_source_file, partition_columns
+from hudi_core.io.bootstrap_file import open_source_file, with_folder_columns
 from hudi_core.io.bootstrap_index import (
     BootstrapFileMapping,
     drop_bootstrap_index,
@@ -403,7 +403,4 @@ def read_source_rows(source: BootstrapSource, storage: Storage) -> pa.Table:
     """Every row of a source file, with its partition folders' columns it does not hold."""
     parquet = open_source_file(storage, source)
     rows = parquet.read()
-    folders = partition_columns(source, rows.column_names, rows.num_rows)
-    for name in folders.column_names:
-        rows = rows.append_column(name, folders.column(name))
-    return rows
+    return with_folder_columns(rows, source, rows.column_names)

@@ -29,7 +29,7 @@ from hudi_core.io.bloom_filter import (
     new_bloom_filter,
     resume_bloom_filter,
 )
-from hudi_core.io.bootstrap_file import open_source_file, partition_columns, read_with_footer
+from hudi_core.io.bootstrap_file import open_source_file, read_with_footer, with_folder_columns
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import (
     DELETE_COLUMN,
@@ -166,10 +166,7 @@ class SkeletonTask:
         held = parquet.schema_arrow.names
         fields = [f for f in settings.key_generator.record_key_fields if f in held]
         with parquet_errors(settings.storage, self.source.uri):
-            keyed = parquet.read(columns=fields)
-        folders = partition_columns(self.source, held, keyed.num_rows)
-        for name in folders.column_names:
-            keyed = keyed.append_column(name, folders.column(name))
+            keyed = with_folder_columns(parquet.read(columns=fields), self.source, held)
         keys = settings.key_generator.record_keys(keyed)
         rows = pa.table({RECORD_KEY_FIELD: keys})
         path = new_file_path(settings, self.task_id, self.partition_path, self.file_id)
