@@ -292,20 +292,16 @@ class ReadPlan:
         statistics show no row can match the filters. A bootstrap's skeleton file is read
         with its source file, either side alone when the columns needed all live there."""
         source = base_file.bootstrap_source
-        if source is None:
-            return self._pruned_rows(
-                self.storage.fs, self.storage.full_path(base_file.path), base_file.path
-            )
         data = [c for c in self.needed if not is_meta_field(c)]
+        if source is None or not data:  # a plain file, or meta columns only: the skeleton
+            full_path = self.storage.full_path(base_file.path)
+            rows, statistics = self._pruned_rows(self.storage.fs, full_path, base_file.path)
+            skeletons = ScanStatistics(skeleton_files_read=int(source is not None))
+            return rows, statistics + skeletons
         if len(data) == len(self.needed):  # data columns only: the source file alone
             filesystem, path = source_location(self.storage, source)
             rows, statistics = self._pruned_rows(filesystem, path, source.uri, source)
             return rows, statistics + ScanStatistics(source_files_read=1)
-        if not data:  # meta columns only: the skeleton file alone
-            rows, statistics = self._pruned_rows(
-                self.storage.fs, self.storage.full_path(base_file.path), base_file.path
-            )
-            return rows, statistics + ScanStatistics(skeleton_files_read=1)
         stitched = StitchedBaseFile(self.storage, base_file)
         rows = _read_base_file(self.storage, stitched, base_file.path, self.schema, self.needed)
         return rows, ScanStatistics(1, 1, skeleton_files_read=1, source_files_read=1)
