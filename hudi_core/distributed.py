@@ -5,7 +5,8 @@ write and read from outside: `WriteClient.start` opens a write (`WriteJob`), who
 (`WritePlanner`) makes every decision of the write; the engine prepares rows with the job's
 `preparer` where they lie, hands the planner counts (`BatchCount`), routes rows by the
 `BucketPlan` it returns and runs the plan's tasks with the job's `settings`, inside the job's
-`transaction`. Reads plan with `TableReader.plan` and read the plan's slices where they run.
+`transaction`. Reads plan with `TableReader.plan` and read the plan's slices where they run;
+streaming reads take their offsets and each micro-batch's plan from `CommitStream`.
 
 This module is the one place such engines import from: everything else in hudi_core below
 its first level is internal.
@@ -26,6 +27,7 @@ from hudi_core.model.file_names import new_file_id
 from hudi_core.model.partition_metadata import ensure_partition_metadata
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.read.reader import ReadPlan, ReadRequest, TableReader, read_request
+from hudi_core.read.streaming import CommitStream
 from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
 from hudi_core.schema.to_arrow import avro_to_arrow
 from hudi_core.write.bucket_plan import NO_BUCKET, Bucket, BucketIndexPlan, BucketPlan
@@ -50,6 +52,7 @@ __all__ = [
     "BucketIndex",
     "BucketIndexPlan",
     "BucketPlan",
+    "CommitStream",
     "CreateTask",
     "EngineContext",
     "FileSlice",

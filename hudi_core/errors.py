@@ -47,6 +47,11 @@ class QueryError(HudiError):
     with an unknown operator, or a filter value that does not fit its column's type."""
 
 
+class IncrementalHistoryError(QueryError):
+    """An incremental or streaming read of commits whose history is gone: archived, or their
+    files cleaned, before the read got to them."""
+
+
 class PrecombineFieldError(HudiError):
     """The precombine (ordering) field is missing from an input batch."""
 

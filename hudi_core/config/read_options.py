@@ -38,8 +38,9 @@ CHANGELOG_READ = ConfigOption(
 INCREMENTAL_FULL_SCAN_FALLBACK = ConfigOption(
     "hoodie.datasource.read.incr.fallback.fulltablescan.enable",
     False,
-    "Incremental reads that begin before the active timeline (archived commits) scan every "
-    "file group, filtering rows by commit time, instead of the groups active commits touched.",
+    "Incremental and streaming reads whose commits were archived or whose files were cleaned "
+    "scan every file group, filtering rows by commit time, instead of the groups the commits "
+    "touched (streaming reads fail without it).",
     parse=parse_bool,
 )
 BEGIN_INSTANT = ConfigOption(
@@ -56,4 +57,34 @@ AS_OF_INSTANT = ConfigOption(
     "as.of.instant",
     None,
     "Time travel: snapshot as of this instant (yyyyMMddHHmmssSSS or yyyy-MM-dd HH:mm:ss).",
+)
+SKIP_COMPACTION = ConfigOption(
+    "hoodie.datasource.read.streaming.skip_compaction",
+    False,
+    "Incremental and streaming reads leave compaction commits out: their rows keep the commit "
+    "times of the writes they merged, so reading them emits nothing new.",
+    parse=parse_bool,
+    alternatives=("read.streaming.skip_compaction",),
+)
+SKIP_CLUSTERING = ConfigOption(
+    "hoodie.datasource.read.streaming.skip_clustering",
+    False,
+    "Incremental and streaming reads leave clustering commits out (rows a clustering rewrote "
+    "without hoodie.clustering.preserve.commit.metadata would be emitted again).",
+    parse=parse_bool,
+    alternatives=("read.streaming.skip_clustering",),
+)
+STREAMING_START_OFFSET = ConfigOption(
+    "hoodie.datasource.streaming.startOffset",
+    "latest",
+    "Where a new streaming read starts: latest (commits after the newest one), earliest "
+    "(everything, the first micro-batch a scan of the table) or an instant time (commits from "
+    "it on, inclusive). A restarted query resumes from its checkpoint instead.",
+    alternatives=("read.start-commit",),
+)
+STREAMING_MAX_INSTANTS = ConfigOption(
+    "hoodie.datasource.streaming.max.instants.per.trigger",
+    0,
+    "Commits one micro-batch of a streaming read takes at most (0: all that completed).",
+    parse=int,
 )

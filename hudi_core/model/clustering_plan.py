@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_core.errors import ServiceError
+from hudi_core.model.commit_metadata import CLUSTER_OPERATION
 from hudi_core.model.file_group import BaseFile, FileSlice, LogFile, bootstrap_uri
 from hudi_core.storage import Storage
 from hudi_core.timeline import avro_metadata
 from hudi_core.timeline.content import corrupt
 
-CLUSTER_OPERATION = "CLUSTER"  # operationType of a clustering's requested replace metadata
 PLAN_VERSION = 1
 # Apache Hudi's default execution strategy: sort (by the plan's sort columns) and size.
 SORT_AND_SIZE_EXECUTION = (

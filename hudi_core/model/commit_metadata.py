@@ -165,6 +165,12 @@ class WriteStat:
         )
 
 
+# operationType of the table services' commits, as Apache Hudi's WriteOperationType names them.
+COMPACT_OPERATION = "COMPACT"
+LOG_COMPACT_OPERATION = "LOG_COMPACT"
+CLUSTER_OPERATION = "CLUSTER"
+
+
 @dataclass
 class CommitMetadata:
     """The content of a completed write instant; replacecommits also list replaced file ids."""

@@ -8,6 +8,8 @@ written. Requested columns and filters apply to the rows a slice ends up with.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -28,7 +30,7 @@ from hudi_core.config.table_options import (
     URL_ENCODE_PARTITIONING,
 )
 from hudi_core.engine import EngineContext
-from hudi_core.errors import InstantTimeError, QueryError
+from hudi_core.errors import IncrementalHistoryError, InstantTimeError, QueryError
 from hudi_core.io.base_file import check_base_file, parquet_errors
 from hudi_core.io.bootstrap_file import (
     StitchedBaseFile,
@@ -38,7 +40,12 @@ from hudi_core.io.bootstrap_file import (
 )
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import RecordMerger
-from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.commit_metadata import (
+    CLUSTER_OPERATION,
+    COMPACT_OPERATION,
+    LOG_COMPACT_OPERATION,
+    CommitMetadata,
+)
 from hudi_core.model.file_group import BaseFile, BootstrapSource, FileSlice
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.read.filters import Filter, prune_partitions, to_expression
@@ -72,6 +79,9 @@ class ReadRequest:
     begin: str | None = None
     end: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    # Incremental reads: fail when the range's commits were archived or their files cleaned
+    # (and no full-scan fallback is allowed) rather than read what is left (streaming reads).
+    require_history: bool = False
 
 
 @dataclass
@@ -144,23 +154,40 @@ class TableReader:
         self, timeline: ActiveTimeline, request: ReadRequest, options: Options
     ) -> _Query:
         """Rows written in (begin, end]: the file groups those commits touched, read as of
-        `end`, keeping rows whose commit time is in range."""
+        `end`, keeping rows whose commit time is in range. Commits archived or files cleaned
+        since (the range's history lost) make it a full scan with
+        hoodie.datasource.read.incr.fallback.fulltablescan.enable, an IncrementalHistoryError
+        for a request that requires the history, else (as hudi-rs) a read of what is left."""
         begin = normalize_instant(request.begin) if request.begin else "0" * 17
         writes = timeline.completed_writes()
         latest = writes[-1].timestamp if writes else begin
         end = normalize_instant(request.end) if request.end else latest
         view = FileSystemView(self.storage, timeline, end)
-        slices = view.latest_slices()
-        if not (
-            options.get_option(R.INCREMENTAL_FULL_SCAN_FALLBACK)
-            and self._begins_in_archive(begin, writes)
-        ):
-            touched: set[tuple[str, str]] = set()
-            for instant in writes:
-                if begin < instant.timestamp <= end:
-                    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
-                    touched |= {(s.partition_path, s.file_id) for s in metadata.write_stats()}
-            slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
+        commits = {
+            instant.timestamp: CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
+            for instant in writes
+            if begin < instant.timestamp <= end
+        }
+        skipped = _skipped_operations(options)
+        commits = {t: m for t, m in commits.items() if m.operation_type not in skipped}
+        fallback = options.get_option(R.INCREMENTAL_FULL_SCAN_FALLBACK)
+        archived = self._begins_in_archive(begin, writes)
+        checked = fallback or request.require_history
+        cleaned = _cleaned_files(view, commits) if checked else []
+        if (archived or cleaned) and fallback:
+            # Cleaned slices are gone from the view as of `end`: the latest slices hold the
+            # rows of the range that no later commit changed, as Apache Hudi's full scan reads.
+            full = view if not cleaned else FileSystemView(self.storage, timeline)
+            slices = full.latest_slices()
+        else:
+            if request.require_history and (archived or cleaned):
+                raise IncrementalHistoryError(_lost_history(begin, end, writes, cleaned))
+            touched = {
+                (stat.partition_path, stat.file_id)
+                for metadata in commits.values()
+                for stat in metadata.write_stats()
+            }
+            slices = [s for s in view.latest_slices() if (s.partition_path, s.file_id) in touched]
         changelog = self.config.changelog and options.get_option(R.CHANGELOG_READ)
         # As Apache Hudi does, only the range's log blocks and the range's base rows are merged:
         # a change is reported even if an older write with a larger ordering value outranks it.
@@ -200,6 +227,44 @@ class TableReader:
             )
         )
         return [s for s in slices if s.partition_path in kept]
+
+
+def _skipped_operations(options: Options) -> set[str]:
+    """Operation types of the table services an incremental read leaves out (their rows keep
+    the commit times of the writes they rewrite; reading them only costs)."""
+    skipped = set()
+    if options.get_option(R.SKIP_COMPACTION):
+        skipped |= {COMPACT_OPERATION, LOG_COMPACT_OPERATION}
+    if options.get_option(R.SKIP_CLUSTERING):
+        skipped.add(CLUSTER_OPERATION)
+    return skipped
+
+
+def _cleaned_files(view: FileSystemView, commits: Mapping[str, CommitMetadata]) -> list[str]:
+    """Files the commits wrote that are gone from storage (cleaned since), by path."""
+    present = set()
+    for group in view.file_groups.values():
+        for file_slice in group.slices.values():
+            if file_slice.base_file is not None:
+                present.add(file_slice.base_file.path)
+            present.update(log.path for log in file_slice.log_files)
+    written = {stat.path for metadata in commits.values() for stat in metadata.write_stats()}
+    return sorted(path for path in written if path and path not in present)
+
+
+def _lost_history(begin: str, end: str, writes: list[Instant], cleaned: list[str]) -> str:
+    fix = f"set {R.INCREMENTAL_FULL_SCAN_FALLBACK.key}=true to scan the whole table instead"
+    if cleaned:
+        return (
+            f"the commits in ({begin}, {end}] wrote {len(cleaned)} file(s) the cleaner has "
+            f"deleted since (e.g. {cleaned[0]}): their changes can no longer be read "
+            f"incrementally; {fix}"
+        )
+    first = writes[0].timestamp if writes else "none"
+    return (
+        f"commits after {begin} were archived (the active timeline begins at {first}): "
+        f"which files they changed is no longer known; {fix}"
+    )
 
 
 class ReadPlan:
@@ -249,6 +314,12 @@ class ReadPlan:
     @property
     def slices(self) -> list[FileSlice]:
         return self.query.slices
+
+    def of_slice(self, file_slice: FileSlice) -> ReadPlan:
+        """This plan narrowed to one of its slices: what a task that reads it needs to carry."""
+        narrowed = copy.copy(self)
+        narrowed.query = dataclasses.replace(self.query, slices=[file_slice])
+        return narrowed
 
     @property
     def output_schema(self) -> pa.Schema:

@@ -34,7 +34,13 @@ from hudi_core.errors import ServiceError
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import merger_for
 from hudi_core.model.clustering_plan import ClusteringGroup, ClusteringPlan
-from hudi_core.model.commit_metadata import NULL_COMMIT, CommitMetadata, RuntimeStats, WriteStat
+from hudi_core.model.commit_metadata import (
+    CLUSTER_OPERATION,
+    NULL_COMMIT,
+    CommitMetadata,
+    RuntimeStats,
+    WriteStat,
+)
 from hudi_core.model.file_names import new_file_id
 from hudi_core.read.file_system_view import (
     FileSystemView,
@@ -56,8 +62,6 @@ from hudi_core.timeline.instant import REPLACE_COMMIT
 from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
 from hudi_core.write.settings import write_settings
-
-CLUSTER_OPERATION = "CLUSTER"  # the operationType of a clustering's replacecommit
 
 
 class Clusterer(PlannedService):

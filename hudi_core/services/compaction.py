@@ -30,6 +30,7 @@ from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, res
 from hudi_core.keygen import key_generator_for
 from hudi_core.merge.record_merger import merger_for
 from hudi_core.model.commit_metadata import (
+    COMPACT_OPERATION,
     NULL_COMMIT,
     CommitMetadata,
     CompactionStats,
@@ -58,7 +59,6 @@ from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, op
 from hudi_core.write.markers import files_of_pending_writes
 from hudi_core.write.settings import write_settings
 
-COMPACT_OPERATION = "COMPACT"  # the operationType of a compaction commit
 _LOG = logging.getLogger(__name__)
 
 
