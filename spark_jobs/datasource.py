@@ -1,5 +1,7 @@
 """`spark.read.format("hudi")`: a Python data source reading tables with hudi_core.
 
+(`spark.readStream.format("hudi")` streams the table's commits: see spark_jobs.stream_source.)
+
 One Spark partition per file slice, each read by hudi_core on an executor: snapshot,
 read-optimized, incremental and time-travel queries, chosen by Apache Hudi's read options
 (hoodie.datasource.query.type, as.of.instant, hoodie.datasource.read.begin.instanttime, ...).
@@ -42,6 +44,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     EqualTo,
     Filter,
     GreaterThan,
@@ -54,9 +57,12 @@ from pyspark.sql.datasource import (
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from hudi_core import HudiTable
+from hudi_core import HudiTable, QueryType
+from hudi_core.config import Options, declared_options
+from hudi_core.config import read_options as R
 from hudi_core.distributed import COMMIT_TIME_FIELD, ReadPlan, TableReader, read_request
-from hudi_core.errors import InvalidOptionError
+from hudi_core.errors import InvalidOptionError, QueryError
+from spark_jobs.stream_source import HudiStreamReader
 
 FORMAT = "hudi"
 GUARD_OPTION = "spark_jobs.read.guard"  # the always-true filter's column (see the module doc)
@@ -117,7 +123,7 @@ class HudiDataSource(DataSource):
     session_defaults: Mapping[str, str] = {}  # set by `register`: the session's fs.* settings
 
     def __init__(self, options: Mapping[str, str]) -> None:
-        super().__init__({**self.session_defaults, **options})
+        super().__init__({**self.session_defaults, **_declared_spelling(options)})
 
     @classmethod
     def name(cls) -> str:
@@ -130,8 +136,22 @@ class HudiDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         return HudiReader(self.options)
 
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
+        columns = _nullable(self._plan())
+        if not columns.names:
+            raise QueryError(
+                f"the table at {self.options.get('path')} has no schema yet (never written): "
+                "start streaming it after its first commit"
+            )
+        return HudiStreamReader(self.options, columns)
+
     def _plan(self) -> ReadPlan | None:
-        return plan_read(dict(self.options), filters=None)
+        """The plan whose columns the source has: an incremental read's for changelog reads
+        (they add `_hoodie_operation`), which Spark's batch reads refuse of other queries."""
+        options = dict(self.options)
+        if _changelog(options):
+            options[R.QUERY_TYPE.key] = QueryType.INCREMENTAL.value
+        return plan_read(options, filters=None)
 
 
 def plan_read(
@@ -144,6 +164,11 @@ def plan_read(
         raise InvalidOptionError('reading format("hudi") needs a path: .load("/path/to/table")')
     table = table or HudiTable.open(path, options)
     request = read_request({**table.options, **options}, filters=filters)
+    if _changelog(options) and request.query_type is not QueryType.INCREMENTAL:
+        raise InvalidOptionError(
+            f"{R.CHANGELOG_READ.key}=true applies to incremental and streaming reads, not to "
+            f"a {request.query_type.value} query"
+        )
     return TableReader(table.storage, table.config, table.engine).plan(request)
 
 
@@ -212,6 +237,21 @@ def _guard_column(table: HudiTable, plan: ReadPlan) -> str:
     if COMMIT_TIME_FIELD in plan.output_schema.names:
         return COMMIT_TIME_FIELD
     return table.config.record_key_fields[0]
+
+
+def _declared_spelling(options: Mapping[str, str]) -> dict[str, str]:
+    """`options` with hoodie option keys spelled as declared: Spark lowercases the keys it
+    hands a data source (hoodie.datasource.streaming.startoffset)."""
+    declared = {
+        key.lower(): key
+        for option in declared_options()
+        for key in (option.key, *option.alternatives)
+    }
+    return {declared.get(key.lower(), key): value for key, value in options.items()}
+
+
+def _changelog(options: Mapping[str, str]) -> bool:
+    return bool(Options(options).get_option(R.CHANGELOG_READ))
 
 
 def _option_value(value: Any) -> str:
