@@ -7,6 +7,7 @@ The DataFrame API (importing it needs pyspark; `import spark_jobs` alone does no
     spark_jobs.register(spark)                        # spark.read.format("hudi") in a session
     df = spark_jobs.read(spark, path, options)        # validated, partition-pruned read
     spark_jobs.write(df, path, operation="upsert", options=options, mode="append")
+    df.writeStream.foreachBatch(spark_jobs.hudi_sink(path, options))  # streaming.py
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ _EXPORTS = {
     "register": "spark_jobs.datasource",
     "read": "spark_jobs.datasource",
     "write": "spark_jobs.save",
+    "hudi_sink": "spark_jobs.streaming",
 }
 
-__all__ = ["read", "register", "write"]
+__all__ = ["hudi_sink", "read", "register", "write"]
 
 
 def __getattr__(name: str) -> Any:

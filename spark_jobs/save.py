@@ -54,13 +54,13 @@ def write(
     ...precombine.field and ...table.type. HudiErrors raised on executors (a null record key,
     say) are raised here as themselves.
     """
-    given = {key: _option_value(value) for key, value in (options or {}).items()}
+    given = {key: option_value(value) for key, value in (options or {}).items()}
     given = {**session_fs_options(df.sparkSession), **given}
     mode = mode.lower()
     if mode not in MODES:
         raise InvalidOptionError(f"save mode '{mode}' is not one of {', '.join(MODES)}")
     source = _bootstrap_source(operation, given)  # checked before any mode deletes a table
-    table = _existing(path, given)
+    table = existing_table(path, given)
     if table is not None and mode in ("error", "errorifexists"):
         raise TableExistsError(f"a Hudi table exists at {path}; write with mode='append' to it")
     if table is not None and mode == "ignore":
@@ -70,7 +70,7 @@ def write(
         table = None
     if source is not None:
         return _bootstrap(df, path, source, given, exists=table is not None)
-    table = table or _create(path, given)
+    table = table or create_table(path, given)
     chosen = operation or Options(given).get_option(write_options.OPERATION)
     return SparkWriter(df.sparkSession, table).write(df, chosen.lower(), given)
 
@@ -105,7 +105,7 @@ def _bootstrap(df: DataFrame, path: str, source: str, options: dict[str, str], e
     passed_on = (write_options.OPERATION.key, table_options.BOOTSTRAP_BASE_PATH.key)
     bootstrap_options = {key: value for key, value in options.items() if key not in passed_on}
     if not exists:
-        _check_creatable(bootstrap_options)
+        check_creatable(bootstrap_options)
     opts = Options(bootstrap_options)
     parallelism = opts.get_option(B.PARALLELISM)
     table = HudiTable.bootstrap(
@@ -123,14 +123,14 @@ def _bootstrap(df: DataFrame, path: str, source: str, options: dict[str, str], e
     return done[-1].timestamp
 
 
-def _existing(path: str, options: dict[str, str]) -> HudiTable | None:
+def existing_table(path: str, options: dict[str, str]) -> HudiTable | None:
     try:
         return HudiTable.open(path, options)
     except TableNotFoundError:
         return None
 
 
-def _check_creatable(options: dict[str, str]) -> None:
+def check_creatable(options: dict[str, str]) -> None:
     if not options.get(table_options.TABLE_NAME.key) or not Options(options).get_option(
         write_options.RECORD_KEY_FIELD
     ):
@@ -140,9 +140,9 @@ def _check_creatable(options: dict[str, str]) -> None:
         )
 
 
-def _create(path: str, options: dict[str, str]) -> HudiTable:
+def create_table(path: str, options: dict[str, str]) -> HudiTable:
     opts = Options(options)
-    _check_creatable(options)
+    check_creatable(options)
     name = options[table_options.TABLE_NAME.key]
     record_keys = opts.get_option(write_options.RECORD_KEY_FIELD)
     return HudiTable.create(
@@ -164,7 +164,7 @@ def _fields(value: str | list[str] | None) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _option_value(value: Any) -> str:
+def option_value(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

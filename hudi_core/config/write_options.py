@@ -216,3 +216,9 @@ LOG_SUFFIX = ConfigOption(
     "apart; letters, digits and '-' only. Empty: none.",
     parse=_parse_log_suffix,
 )
+STREAMING_CHECKPOINT_IDENTIFIER = ConfigOption(
+    "hoodie.datasource.write.streaming.checkpoint.identifier",
+    "default_single_writer",
+    "The streaming sink's name for its query in each commit's _hudi_streaming_sink_checkpoint "
+    "(batch id by identifier): give each query writing one table its own.",
+)
