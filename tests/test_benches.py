@@ -54,6 +54,10 @@ SPARK_BENCHES = {
         ["--rows", "2000", "--files", "2", "--repeat", "1", *THROUGH_EXECUTORS],
         ["Spark ingest local[2]:", "Spark local[2] / local engine: ratio", "jobs per write"],
     ),
+    "streaming_bench.py": (
+        ["--rows", "4000", "--commits", "2", "--repeat", "1"],
+        ["batch incremental read:", "streaming / batch: ratio", "a micro-batch per commit"],
+    ),
     "spark_submit_bench.py": (
         ["--repeat", "1"],
         ["spark-submit ingest, 250 rows, new table:", "250 rows, existing table:"],
