@@ -57,7 +57,12 @@ from hudi_core.schema.meta_fields import COMMIT_TIME_FIELD, add_meta_fields, is_
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
-from hudi_core.timeline.archived_timeline import archive_files, archive_folder_path
+from hudi_core.timeline.archived_timeline import (
+    archive_files,
+    archive_folder_path,
+    read_archived_instants,
+)
+from hudi_core.timeline.instant import WRITE_ACTIONS
 from hudi_core.timeline.instant_time import format_instant_time
 
 _PARQUET = ds.ParquetFileFormat()
@@ -171,7 +176,7 @@ class TableReader:
         skipped = _skipped_operations(options)
         commits = {t: m for t, m in commits.items() if m.operation_type not in skipped}
         fallback = options.get_option(R.INCREMENTAL_FULL_SCAN_FALLBACK)
-        archived = self._begins_in_archive(begin, writes)
+        archived = self._begins_in_archive(begin, writes, exactly=request.require_history)
         checked = fallback or request.require_history
         cleaned = _cleaned_files(view, commits) if checked else []
         if (archived or cleaned) and fallback:
@@ -201,13 +206,22 @@ class TableReader:
             query.row_filter = (commit_time > begin) & (commit_time <= end)
         return query
 
-    def _begins_in_archive(self, begin: str, writes: list[Instant]) -> bool:
+    def _begins_in_archive(self, begin: str, writes: list[Instant], exactly: bool) -> bool:
         """Whether commits in (begin, ...] may have been archived: the range starts before
-        the active timeline, and the archive holds instants."""
+        the active timeline, and the archive holds instants; `exactly`: and some archived
+        write is after `begin` (the archive is read: a stream whose last commit was archived
+        has lost nothing after it)."""
         if writes and begin >= writes[0].timestamp:
             return False
         folder = archive_folder_path(self.config.options.get_option(ARCHIVELOG_FOLDER))
-        return bool(archive_files(self.storage, folder))
+        if not exactly or not archive_files(self.storage, folder):
+            return bool(archive_files(self.storage, folder))
+        return any(
+            entry.instant.is_completed
+            and entry.instant.action in WRITE_ACTIONS
+            and entry.instant.timestamp > begin
+            for entry in read_archived_instants(self.storage, folder)
+        )
 
     def _pruned(
         self, slices: list[FileSlice], data_schema: pa.Schema, filters: Sequence[Filter] | None

@@ -217,3 +217,19 @@ def test_archived_commits_fail_unless_the_stream_starts_at_earliest(tmp_path):
         f"k{i}": i for i in range(1, 5)
     }
     assert _batch(stream, BEFORE_FIRST, commits[-1]) == every_key
+
+
+def test_a_stream_whose_last_commit_was_archived_has_lost_nothing(tmp_path):
+    bounds = {
+        "hoodie.keep.min.commits": "2",
+        "hoodie.keep.max.commits": "3",
+        "hoodie.cleaner.commits.retained": "1",
+    }
+    table = _table(tmp_path / "t", "COPY_ON_WRITE", **bounds)
+    commits = [table.write(_rows([(f"k{i}", i)], ts=i)) for i in range(5)]
+    table.clean()
+    archived = {i.timestamp for i in table.archive()}
+    active = [c for c in commits if c not in archived]
+    last_read = max(c for c in commits if c in archived)  # the stream had read up to it
+    batch = _batch(_stream(table), last_read, active[-1])
+    assert batch == {f"k{commits.index(c)}": commits.index(c) for c in active}
