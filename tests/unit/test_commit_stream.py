@@ -199,36 +199,34 @@ def test_files_cleaned_before_the_stream_read_them_fail_or_fall_back(tmp_path):
     assert _batch(stream, c3, c4) == {"k3": 31}  # c4's file is still there
 
 
-def test_archived_commits_fail_unless_the_stream_starts_at_earliest(tmp_path):
+def _archived(path: Path) -> tuple[HudiTable, list[str], set[str]]:
+    """A table of five commits (key k<i> = i each), the older ones archived; the table, its
+    commits and the archived instants."""
     bounds = {
         "hoodie.keep.min.commits": "2",
         "hoodie.keep.max.commits": "3",
         "hoodie.cleaner.commits.retained": "1",
     }
-    table = _table(tmp_path / "t", "COPY_ON_WRITE", **bounds)
+    table = _table(path, "COPY_ON_WRITE", **bounds)
     commits = [table.write(_rows([(f"k{i}", i)], ts=i)) for i in range(5)]
     table.clean()
-    assert table.archive()
+    archived = {instant.timestamp for instant in table.archive()}
+    assert archived & set(commits)
+    return table, commits, archived
+
+
+def test_archived_commits_fail_unless_the_stream_starts_at_earliest(tmp_path):
+    table, commits, _ = _archived(tmp_path / "t")
     stream = _stream(table)
     with pytest.raises(IncrementalHistoryError, match="were archived"):
         stream.plan(commits[0], commits[-1])
-    every_key = {f"k{i}": i for i in range(5)}
-    assert _batch(_stream(table, **FALLBACK), commits[0], commits[-1]) == {
-        f"k{i}": i for i in range(1, 5)
-    }
-    assert _batch(stream, BEFORE_FIRST, commits[-1]) == every_key
+    after_first = {f"k{i}": i for i in range(1, 5)}
+    assert _batch(_stream(table, **FALLBACK), commits[0], commits[-1]) == after_first
+    assert _batch(stream, BEFORE_FIRST, commits[-1]) == {f"k{i}": i for i in range(5)}
 
 
 def test_a_stream_whose_last_commit_was_archived_has_lost_nothing(tmp_path):
-    bounds = {
-        "hoodie.keep.min.commits": "2",
-        "hoodie.keep.max.commits": "3",
-        "hoodie.cleaner.commits.retained": "1",
-    }
-    table = _table(tmp_path / "t", "COPY_ON_WRITE", **bounds)
-    commits = [table.write(_rows([(f"k{i}", i)], ts=i)) for i in range(5)]
-    table.clean()
-    archived = {i.timestamp for i in table.archive()}
+    table, commits, archived = _archived(tmp_path / "t")
     active = [c for c in commits if c not in archived]
     last_read = max(c for c in commits if c in archived)  # the stream had read up to it
     batch = _batch(_stream(table), last_read, active[-1])
