@@ -28,6 +28,18 @@ timeline too when the active one has none, so a source that runs rarely keeps it
 Without a source id the checkpoint stays the plain value and a run resumes from the newest
 plain one, as before. `--source-columns a,b` narrows each batch to the record key and
 partition fields and those columns (the source's group; a drop lacking one fails).
+
+`--source-format hudi --source-path UPSTREAM` ingests another Hudi table's commits, as Apache
+Hudi's HoodieIncrSource does (spark_jobs/sources.py): the checkpoint is the upstream's instant
+time; a round takes the upstream's completed commits after it (at most
+`hoodie.streamer.source.hoodieincr.num_instants`; default all), reads them incrementally (from
+the snapshot when the range begins before the upstream's active timeline) with the upstream's
+`_hoodie_*` columns dropped, and records the last one's time. With no new upstream commit a
+round writes nothing. An upsert downstream of an incremental read does not carry the
+upstream's deletes: a deleted record is simply absent from the rows read (as with
+HoodieIncrSource). `--transformer-sql "SELECT ... FROM <SRC>"` (Apache Hudi's
+SqlQueryBasedTransformer, or `hoodie.streamer.transformer.sql`) rewrites each round's rows,
+whatever the source: `<SRC>` stands for them.
 """
 
 from __future__ import annotations
@@ -35,7 +47,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +58,19 @@ from hudi_core import HudiTable, TableType, WriteOperation
 from hudi_core.config import write_options as W
 from hudi_core.errors import InvalidOptionError, TableNotFoundError
 from spark_jobs import cli
-from spark_jobs.sources import FORMATS, ArrowFiles, Window, new_files, read_files
+from spark_jobs.sources import (
+    HUDI,
+    NUM_INSTANTS,
+    SOURCE_FORMATS,
+    ArrowFiles,
+    IncrSettings,
+    Window,
+    new_commits,
+    new_files,
+    read_commits,
+    read_files,
+    upstream_table,
+)
 
 if TYPE_CHECKING:  # pyspark is imported once the arguments are checked
     from pyspark.sql import DataFrame, SparkSession
@@ -53,6 +80,10 @@ CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
 # Apache Hudi's name for the id of one of several streamers writing a table (HoodieDeltaStreamer
 # configs); --source-id sets it too.
 SOURCE_ID_OPTION = "hoodie.deltastreamer.multiwriter.source.checkpoint.id"
+# Apache Hudi's SqlQueryBasedTransformer: its query, and what in it stands for the source rows.
+TRANSFORMER_SQL_OPTION = "hoodie.streamer.transformer.sql"
+SRC = "<SRC>"
+_DELTASTREAMER_SQL_OPTION = "hoodie.deltastreamer.transformer.sql"  # its older name
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -62,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.filter_dupes:
         options[W.INSERT_DROP_DUPLICATES.key] = "true"
     spark = cli.spark_session(JOB, args.spark_master)
+    if args.source_format == HUDI:
+        import spark_jobs
+
+        spark_jobs.register(spark)  # the upstream is read through the hudi data source
     table = _table(spark, args, options, exists)
     rounds, outcome, checkpoint = 0, None, args.checkpoint
     while True:
@@ -77,13 +112,68 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) -> dict[str, Any]:
-    """One round: the new files (after `checkpoint`, else the table's), written as one commit
-    with the new checkpoint."""
+    """One round: what the source holds after `checkpoint` (else the table's), transformed,
+    written as one commit with the new checkpoint."""
     from spark_jobs.writer import SparkWriter
 
     source_id = getattr(args, "source_id", None)
     source = {"source": source_id} if source_id else {}
     checkpoint = checkpoint or last_checkpoint(table, source_id)
+    batch = _batch(spark, table, args, checkpoint)
+    if batch.rows is None:
+        return cli.result(
+            JOB, args.base_path, None, **batch.counts, checkpoint=checkpoint, **source
+        )
+    extra = {CHECKPOINT_KEY: checkpoint_value(batch.checkpoint, source_id)}
+    with transformed(spark, batch.rows, getattr(args, "transformer_sql", None)) as rows:
+        columns = getattr(args, "source_columns", None)
+        if columns:
+            rows = narrowed(spark, rows, table, columns, batch.described(args.source_path))
+        instant_time = SparkWriter(spark, table).write(
+            rows, args.op, extra_metadata=extra, input_bytes=batch.input_bytes
+        )
+    if instant_time is None:
+        return cli.result(JOB, args.base_path, None, **batch.counts, **source)
+    commit = table.inspect.commit(instant_time)
+    return cli.result(
+        JOB,
+        args.base_path,
+        commit.instant,
+        **batch.counts,
+        checkpoint=batch.checkpoint,
+        **source,
+        rows_written=commit.totals.rows_written,
+        inserts=commit.totals.rows_inserted,
+        updates=commit.totals.rows_updated,
+        deletes=commit.totals.rows_deleted,
+        file_groups=len({(f.partition, f.file_id) for p in commit.partitions for f in p.files}),
+    )
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """What one round read: its rows (None: nothing new), the checkpoint after them, and how
+    much it took (`files` of a file source, `commits` of a Hudi one)."""
+
+    rows: DataFrame | ArrowFiles | None
+    checkpoint: str | None
+    counts: dict[str, int]
+    input_bytes: int | None = None  # the source's bytes, when known
+
+    def described(self, source_path: str) -> str:
+        """The batch, as an error names it."""
+        if "commits" in self.counts:
+            return f"the {self.counts['commits']} commit(s) read from {source_path}"
+        return f"the drop of {self.counts['files']} file(s) from {source_path}"
+
+
+def _batch(spark, table: HudiTable, args, checkpoint: str | None) -> _Batch:
+    if args.source_format == HUDI:
+        commits = new_commits(args.source_path, checkpoint, table.options)
+        if commits.end is None:
+            return _Batch(None, checkpoint, {"commits": 0})
+        rows = read_commits(spark, args.source_path, commits, table.options)
+        return _Batch(rows, commits.end, {"commits": commits.count}, commits.bytes_written)
     drop = new_files(
         args.source_path,
         args.source_format,
@@ -93,32 +183,29 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
         table.options,
     )
     if not drop.files:
-        return cli.result(JOB, args.base_path, None, files=0, checkpoint=checkpoint, **source)
+        return _Batch(None, checkpoint, {"files": 0})
     rows = read_files(spark, drop.files, args.source_format, table.options)
-    columns = getattr(args, "source_columns", None)
-    if columns:
-        rows = narrowed(spark, rows, table, columns, args.source_path, len(drop.files))
-    extra = {CHECKPOINT_KEY: checkpoint_value(drop.checkpoint, source_id)}
     size = sum(f.size for f in drop.files)
-    instant_time = SparkWriter(spark, table).write(
-        rows, args.op, extra_metadata=extra, input_bytes=size
-    )
-    if instant_time is None:
-        return cli.result(JOB, args.base_path, None, files=len(drop.files), **source)
-    commit = table.inspect.commit(instant_time)
-    return cli.result(
-        JOB,
-        args.base_path,
-        commit.instant,
-        files=len(drop.files),
-        checkpoint=drop.checkpoint,
-        **source,
-        rows_written=commit.totals.rows_written,
-        inserts=commit.totals.rows_inserted,
-        updates=commit.totals.rows_updated,
-        deletes=commit.totals.rows_deleted,
-        file_groups=len({(f.partition, f.file_id) for p in commit.partitions for f in p.files}),
-    )
+    return _Batch(rows, drop.checkpoint, {"files": len(drop.files)}, size)
+
+
+@contextmanager
+def transformed(
+    spark: SparkSession, rows: DataFrame | ArrowFiles, sql: str | None
+) -> Iterator[DataFrame | ArrowFiles]:
+    """The rows as `sql` transforms them (Apache Hudi's SqlQueryBasedTransformer: `<SRC>`
+    names a temporary view of them, one of this round's own, dropped once written); the rows
+    themselves without `sql`."""
+    if not sql:
+        yield rows
+        return
+    df = rows.to_dataframe(spark) if isinstance(rows, ArrowFiles) else rows
+    view = f"HOODIE_SRC_TMP_TABLE_{uuid.uuid4().hex}"
+    df.createOrReplaceTempView(view)
+    try:
+        yield spark.sql(sql.replace(SRC, view))
+    finally:
+        spark.catalog.dropTempView(view)
 
 
 def last_checkpoint(table: HudiTable, source_id: str | None = None) -> str | None:
@@ -165,18 +252,18 @@ def narrowed(
     rows: DataFrame | ArrowFiles,
     table: HudiTable,
     columns: list[str],
-    source_path: str,
-    files: int,
+    batch: str,
 ) -> DataFrame:
     """The batch narrowed to the record key and partition fields and `columns` (one source's
-    group), as a DataFrame; an InvalidOptionError naming what a drop lacks."""
+    group), as a DataFrame; an InvalidOptionError naming what the batch (`batch`: what was
+    read from where) lacks."""
     df = rows.to_dataframe(spark) if isinstance(rows, ArrowFiles) else rows
     wanted = list(dict.fromkeys([*table.config.record_key_fields, *table.config.partition_fields]))
     wanted += [name for name in columns if name not in wanted]
     missing = [name for name in wanted if name not in df.columns]
     if missing:
         raise InvalidOptionError(
-            f"the drop of {files} file(s) from {source_path} has no column "
+            f"{batch} has no column "
             f"{', '.join(repr(m) for m in missing)} (of --source-columns {','.join(columns)} "
             f"and the record key and partition fields); its columns: {', '.join(df.columns)}"
         )
@@ -188,19 +275,68 @@ def _check(args) -> bool:
     whether the table exists."""
     args.source_id = _source_id(args)
     args.source_columns = _fields(args.source_columns) or None
+    args.transformer_sql = _transformer_sql(args)
     if args.filter_dupes and args.op is not WriteOperation.INSERT:
         raise InvalidOptionError(f"--filter-dupes applies to --op insert, not {args.op}")
+    unit = "an instant time of the upstream table" if args.source_format == HUDI else "epoch millis"
     if args.checkpoint is not None and not args.checkpoint.isdigit():
         raise InvalidOptionError(
-            f"--checkpoint {args.checkpoint!r} is not a checkpoint of this source (epoch millis)"
+            f"--checkpoint {args.checkpoint!r} is not a checkpoint of this source ({unit})"
         )
     _window(args)
+    if args.source_format == HUDI:
+        _check_upstream(args)
     try:
         cli.check_table(args)
     except TableNotFoundError:
         cli.check_new_table(args, "--table-name", "--record-key-field")
         return False
     return True
+
+
+def _check_upstream(args) -> None:
+    """A Hudi source: an upstream table other than this one, and the options reading it."""
+    for flag, value in (
+        ("--modified-since", args.modified_since),
+        ("--modified-until", args.modified_until),
+        ("--source-limit", args.source_limit),
+    ):
+        if value is not None:
+            raise InvalidOptionError(
+                f"{flag} applies to file sources, not --source-format hudi (cap the upstream "
+                f"commits a round takes with {NUM_INSTANTS})"
+            )
+    if args.source_path.rstrip("/") == args.base_path.rstrip("/"):
+        raise InvalidOptionError(
+            f"--source-path {args.source_path} is the table itself: a table cannot ingest "
+            "its own commits"
+        )
+    options = cli.hoodie_options(args)
+    IncrSettings.of(options)
+    try:
+        upstream_table(args.source_path, options)
+    except TableNotFoundError as exc:
+        raise InvalidOptionError(f"--source-format hudi: {exc}") from exc
+
+
+def _transformer_sql(args) -> str | None:
+    """--transformer-sql, or Apache Hudi's option for it; both only if they agree. A query
+    must read `<SRC>`, the round's rows."""
+    options = cli.hoodie_options(args)
+    given = options.get(TRANSFORMER_SQL_OPTION, options.get(_DELTASTREAMER_SQL_OPTION))
+    flag = args.transformer_sql.strip() if args.transformer_sql else None
+    option = given.strip() if given else None
+    if flag and option and flag != option:
+        raise InvalidOptionError(
+            f"--transformer-sql and {TRANSFORMER_SQL_OPTION} give different queries; keep one"
+        )
+    sql = flag or option
+    if sql and SRC not in sql:
+        raise InvalidOptionError(
+            f"the transformer SQL does not read {SRC}, the source's rows "
+            f'("SELECT ... FROM {SRC}"): {sql!r}'
+        )
+    return sql
 
 
 def _source_id(args) -> str | None:
@@ -266,9 +402,16 @@ def _fields(value: str | None) -> list[str]:
 
 def _arguments(argv: Sequence[str] | None):
     parser = cli.parser(JOB, __doc__.strip().splitlines()[0])
-    parser.add_argument("--source-path", required=True, help="directory the files land in")
     parser.add_argument(
-        "--source-format", required=True, choices=FORMATS, help="the landed files' format"
+        "--source-path",
+        required=True,
+        help="directory the files land in, or the base path of the upstream Hudi table",
+    )
+    parser.add_argument(
+        "--source-format",
+        required=True,
+        choices=SOURCE_FORMATS,
+        help="the landed files' format, or hudi: the upstream table's commits",
     )
     parser.add_argument(
         "--source-limit", type=int, help="bytes of files one round reads at most (else all)"
@@ -301,7 +444,14 @@ def _arguments(argv: Sequence[str] | None):
         help="ordering field of duplicate keys (creating a table)",
     )
     parser.add_argument(
-        "--checkpoint", help="resume after this checkpoint instead of the table's (epoch millis)"
+        "--checkpoint",
+        help="resume after this checkpoint instead of the table's (epoch millis; for a hudi "
+        "source an upstream instant time)",
+    )
+    parser.add_argument(
+        "--transformer-sql",
+        help=f"rewrite each round's rows with this query, {SRC} standing for them "
+        f"(Apache Hudi's SqlQueryBasedTransformer, {TRANSFORMER_SQL_OPTION})",
     )
     parser.add_argument(
         "--source-id",

@@ -1,8 +1,22 @@
-"""Source drops for ingestion: files that appear in a directory, read once each.
+"""Sources of ingestion: files that appear in a directory, read once each, or the commits of
+an upstream Hudi table.
 
 As Apache Hudi's streamer reads a DFS source, the checkpoint is the modification time of the
 newest file taken; the next run takes files modified after it. All files modified at one
 instant are taken together, so a checkpoint never splits them.
+
+As its HoodieIncrSource reads a Hudi table, the checkpoint is the upstream's instant time: a
+round takes the completed commits after it (at most
+hoodie.streamer.source.hoodieincr.num_instants of them; default: all) and reads them with an
+incremental query of (checkpoint, end]. Without a checkpoint,
+hoodie.streamer.source.hoodieincr.missing.checkpoint.strategy says what: READ_UPTO_LATEST_COMMIT
+(the default here) reads everything up to `end`, READ_LATEST the latest commit alone. A range
+beginning before the upstream's active timeline (no checkpoint, or one whose commits were
+archived since) is read, as HoodieIncrSource reads it, from the snapshot: its rows whose commit
+time is in (checkpoint, end] (a row updated after `end` waits for the round that reads its
+update). A round never reads past a write still pending upstream (Apache Hudi's hollow-commit
+handling BLOCK, as the streaming source: hudi_core's CommitStream): that write may yet complete
+with an earlier instant time than `end`, and a checkpoint beyond it would skip it for good.
 """
 
 from __future__ import annotations
@@ -16,14 +30,19 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from hudi_core import HudiTable
+from hudi_core.config import read_options as R
+from hudi_core.distributed import COMMIT_TIME_FIELD, PARTITION_PATH_FIELD, CommitStream
 from hudi_core.errors import InvalidOptionError
 from hudi_core.filesystems import filesystem_for
-from hudi_core.schema import avro_to_arrow
+from hudi_core.schema import META_FIELDS, OPERATION_FIELD, avro_to_arrow
 
 if TYPE_CHECKING:  # the ingest job checks its arguments with this module before Spark starts
     from pyspark.sql import DataFrame, SparkSession
 
-FORMATS = ("json", "csv", "parquet", "avro")
+FORMATS = ("json", "csv", "parquet", "avro")  # of source files
+HUDI = "hudi"  # the source is a Hudi table: its commits after the checkpoint
+SOURCE_FORMATS = (*FORMATS, HUDI)
 _EXTENSIONS = {"json": (".json", ".jsonl"), "csv": (".csv",), "parquet": (".parquet",)}
 _EXTENSIONS["avro"] = (".avro",)
 
@@ -186,3 +205,140 @@ def _uri_of(source_path: str, root: str, file_path: str) -> str:
         scheme = source_path.split("://", 1)[0]
         return f"{scheme}://{file_path}"
     return file_path
+
+
+# ---- an upstream Hudi table (Apache Hudi's HoodieIncrSource)
+
+# HoodieIncrSource's options; the older hoodie.deltastreamer.* names are read too.
+NUM_INSTANTS = "hoodie.streamer.source.hoodieincr.num_instants"
+MISSING_CHECKPOINT_STRATEGY = "hoodie.streamer.source.hoodieincr.missing.checkpoint.strategy"
+DROP_ALL_META_FIELDS = "hoodie.streamer.source.hoodieincr.drop.all.meta.fields"
+READ_LATEST, READ_UPTO_LATEST_COMMIT = "READ_LATEST", "READ_UPTO_LATEST_COMMIT"
+BEGINNING = "000"  # Apache Hudi's begin instant of a read from the start
+# What the upstream's read takes of the job's options: how to read it and reach its storage,
+# not the downstream table's write options (payload class, key fields, ...).
+READ_OPTION_PREFIXES = ("hoodie.datasource.read.", "hoodie.datasource.merge.", "hoodie.memory.")
+STORAGE_PREFIX = "fs."
+
+
+@dataclass(frozen=True)
+class IncrSettings:
+    """The HoodieIncrSource options of a job, checked."""
+
+    num_instants: int | None  # upstream commits per round at most; None: all
+    missing_checkpoint: str  # READ_UPTO_LATEST_COMMIT or READ_LATEST
+    drop_all_meta_fields: bool
+
+    @classmethod
+    def of(cls, options: Mapping[str, str]) -> IncrSettings:
+        count = _incr_option(options, NUM_INSTANTS)
+        if count is not None and not (count.strip().isdigit() and int(count) > 0):
+            raise InvalidOptionError(f"{NUM_INSTANTS} must be a whole number > 0, not {count!r}")
+        strategy = _incr_option(options, MISSING_CHECKPOINT_STRATEGY) or READ_UPTO_LATEST_COMMIT
+        strategy = strategy.strip().upper()
+        if strategy not in (READ_UPTO_LATEST_COMMIT, READ_LATEST):
+            raise InvalidOptionError(
+                f"{MISSING_CHECKPOINT_STRATEGY} must be {READ_UPTO_LATEST_COMMIT} or "
+                f"{READ_LATEST}, not {strategy!r}"
+            )
+        drop = (_incr_option(options, DROP_ALL_META_FIELDS) or "true").strip().lower()
+        if drop not in ("true", "false"):
+            raise InvalidOptionError(f"{DROP_ALL_META_FIELDS} must be true or false, not {drop!r}")
+        return cls(int(count) if count else None, strategy, drop == "true")
+
+
+@dataclass(frozen=True)
+class Commits:
+    """The upstream commits one round takes: those in (begin, end] (end None: none), read
+    incrementally or, `snapshot`, as the snapshot's rows committed in that range.
+    `bytes_written` by them sizes the round's input (a small one is written on the driver,
+    see hoodie.spark.local.threshold.bytes: Spark has no size estimate of the read)."""
+
+    begin: str
+    end: str | None
+    count: int
+    snapshot: bool = False
+    bytes_written: int = 0
+
+
+def read_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The job's options an upstream table is opened and read with."""
+    prefixes = (*READ_OPTION_PREFIXES, STORAGE_PREFIX)
+    return {key: value for key, value in options.items() if key.startswith(prefixes)}
+
+
+def upstream_table(source_path: str, options: Mapping[str, str]) -> HudiTable:
+    """The upstream table (a TableNotFoundError if there is none), checked readable by
+    commit time."""
+    table = HudiTable.open(source_path, read_options(options))
+    if not table.config.populate_meta_fields:
+        raise InvalidOptionError(
+            f"the upstream table at {source_path} does not populate meta fields "
+            "(hoodie.populate.meta.fields=false): its commits cannot be read incrementally"
+        )
+    return table
+
+
+def new_commits(
+    source_path: str, checkpoint: str | None, options: Mapping[str, str] | None = None
+) -> Commits:
+    """The upstream commits after `checkpoint` one round takes (see the module doc); an
+    IncrementalHistoryError when files they wrote were cleaned since (unless
+    hoodie.datasource.read.incr.fallback.fulltablescan.enable lets the read scan the table)."""
+    options = options or {}
+    settings = IncrSettings.of(options)
+    table = upstream_table(source_path, options)
+    capped = {R.STREAMING_MAX_INSTANTS.key: str(settings.num_instants or 0)}
+    stream = CommitStream(
+        table.storage, table.config, table.engine, {**read_options(options), **capped}
+    )
+    writes = stream.readable_commits(limited=False)
+    read_latest = settings.missing_checkpoint == READ_LATEST
+    begin = checkpoint or BEGINNING
+    if checkpoint is None and read_latest and writes:
+        begin = str(int(writes[-1]) - 1)  # Apache Hudi's: just before the latest
+    taken = stream.readable_commits(begin)
+    if not taken:
+        return Commits(begin, None, 0)
+    # As HoodieIncrSource: a range from before the active timeline is read from the snapshot.
+    snapshot = not read_latest and begin < writes[0]
+    if not snapshot:
+        stream.plan(begin, taken[-1])  # fails here, naming the cleaned files, if need be
+    size = sum(table.inspect.commit(instant).totals.bytes_written for instant in taken)
+    return Commits(begin, taken[-1], len(taken), snapshot, size)
+
+
+def read_commits(
+    spark: SparkSession, source_path: str, commits: Commits, options: Mapping[str, str]
+) -> DataFrame:
+    """The rows of `commits`, as HoodieIncrSource reads them: an incremental query of (begin,
+    end] through spark_jobs.read (hoodie.datasource.read.* options reach it, such as
+    ...incr.fallback.fulltablescan.enable for files cleaned since), or the snapshot's rows
+    committed in that range; without the meta columns (all, or all but
+    _hoodie_partition_path when DROP_ALL_META_FIELDS is false). The session must have been
+    `spark_jobs.register`-ed."""
+    from pyspark.sql import functions as F
+
+    import spark_jobs
+
+    read = read_options(options)
+    if commits.snapshot:
+        rows = spark_jobs.read(spark, source_path, {**read, R.QUERY_TYPE.key: "snapshot"})
+        committed = F.col(COMMIT_TIME_FIELD)
+        rows = rows.where((committed > commits.begin) & (committed <= commits.end))
+    else:
+        incremental = {
+            **read,
+            R.QUERY_TYPE.key: "incremental",
+            R.BEGIN_INSTANT.key: commits.begin,
+            R.END_INSTANT.key: commits.end,
+        }
+        rows = spark_jobs.read(spark, source_path, incremental)
+    kept = () if IncrSettings.of(options).drop_all_meta_fields else (PARTITION_PATH_FIELD,)
+    return rows.drop(*[name for name in (*META_FIELDS, OPERATION_FIELD) if name not in kept])
+
+
+def _incr_option(options: Mapping[str, str], name: str) -> str | None:
+    """An option by its hoodie.streamer.* name, else its older hoodie.deltastreamer.* one."""
+    older = name.replace("hoodie.streamer.", "hoodie.deltastreamer.", 1)
+    return options.get(name, options.get(older))

@@ -92,14 +92,17 @@ class CommitStream:
         return _just_before(instant)
 
     def latest_offset(self, start: str, limited: bool = True) -> str:
-        """The newest completed write after `start` a micro-batch may end at: not past a
-        pending write, and (when `limited`) at most max.instants.per.trigger commits on;
-        `start` itself when there is nothing new."""
+        """The newest completed write after `start` a micro-batch may end at (see
+        `readable_commits`); `start` itself when there is nothing new."""
+        ready = self.readable_commits(start, limited)
+        return ready[-1] if ready else start
+
+    def readable_commits(self, start: str = "", limited: bool = True) -> list[str]:
+        """The completed writes after `start` a micro-batch may take, oldest first: not past
+        a pending write, and (when `limited`) at most max.instants.per.trigger of them."""
         timeline = ActiveTimeline.load(self.storage, self.config.timeline_timezone)
         ready = [i.timestamp for i in _readable_writes(timeline) if i.timestamp > start]
-        if limited and self.max_instants:
-            ready = ready[: self.max_instants]
-        return ready[-1] if ready else start
+        return ready[: self.max_instants] if limited and self.max_instants else ready
 
     def plan(self, start: str, end: str) -> ReadPlan | None:
         """The read of the micro-batch (start, end]; None for a table never written."""
