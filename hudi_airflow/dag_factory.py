@@ -6,6 +6,12 @@
   the source's schedule with the same params, resuming from its own checkpoint
   (`--source-id`: the source's name), narrowed to its `columns` and writing its own log
   files (hoodie.write.log.suffix: `SourceEntry.log_suffix`);
+- `<table>_ingest` of a table fed by another (`upstream_table`): `wait_for_upstream` (a
+  deferrable HudiInstantSensor: a completed commit of the upstream table newer than the
+  checkpoint of this table's last ingest; skipped, with the ingest, after
+  UPSTREAM_TIMEOUT) -> `ingest` of the upstream's commits since that checkpoint
+  (`--source-format hudi`, rewritten by the entry's `transformer_sql`); manual runs take the
+  params `source_path` (the upstream's base path) and `operation`;
 - `<table>_compaction` (merge-on-read tables): `schedule_compaction` -> `execute_compaction`,
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
 - `<table>_clustering` (tables whose entry sets `clustering_schedule`):
@@ -26,7 +32,8 @@ sync, hoodie.datasource.hive_sync.*, or name partition commit policies,
 sink.partition-commit.*) get a `hive_sync` task after every write, as Apache Hudi's writer
 syncs after each commit:
 
-- `<table>_ingest` (and every `<table>_ingest_<source>`): `ingest` -> `hive_sync`;
+- `<table>_ingest` (and every `<table>_ingest_<source>`): `ingest` -> `hive_sync`
+  (`wait_for_upstream` -> `ingest` -> `hive_sync` for a table fed by another);
 - `<table>_compaction`: `schedule_compaction` -> `execute_compaction` -> `hive_sync` (skipped
   with the compaction when there is none to run), and `<table>_clustering` likewise;
 - `<table>_hive_sync`: `hive_sync` alone on `hive_sync_schedule`, passing the run's data
@@ -67,6 +74,7 @@ from hudi_airflow.operators import (
     HudiScheduleClusteringOperator,
     HudiScheduleCompactionOperator,
 )
+from hudi_airflow.sensors import HudiInstantSensor
 from hudi_airflow.tables_config import SourceEntry, TableEntry, TablesConfigError, read_tables
 from hudi_core import WriteOperation
 
@@ -83,6 +91,12 @@ INTERVAL_END_WATERMARK = (
 
 # The option a source's writes name their log files with (hudi_core's write options).
 LOG_SUFFIX_OPTION = "hoodie.write.log.suffix"
+# A table fed by another waits for the upstream's writes (a compaction's commit too: it is
+# read as nothing new, and recorded): checked every minute in the triggerer, for at most
+# UPSTREAM_TIMEOUT, then the run's ingest is skipped (the next run waits again).
+WRITE_ACTIONS = ["commit", "deltacommit", "replacecommit"]
+UPSTREAM_POKE_INTERVAL = timedelta(minutes=1)
+UPSTREAM_TIMEOUT = timedelta(hours=6)
 
 _LOG = logging.getLogger(__name__)
 
@@ -137,16 +151,18 @@ def table_dags(entry: TableEntry) -> list[DAG]:
 def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
     """`<table>_ingest` of a table's one source, or `<table>_ingest_<source>` of one of its
     `sources`: that source's files on its schedule, from its own checkpoint, narrowed to its
-    columns, into log files of its own suffix."""
+    columns, into log files of its own suffix. A table fed by another table waits for its
+    new commits first."""
     if source is None:
         if entry.source_path is None or entry.source_format is None:
             raise TablesConfigError(f"table {entry.name} has sources: give the one to ingest")
         source = SourceEntry("", entry.source_path, entry.source_format, entry.schedule)
-        arguments = _table_arguments(entry, spark=True)
-        dag = _dag(entry, "ingest", source.schedule, _ingest_params(source))
+        arguments = {**_table_arguments(entry, spark=True), **_source_window(entry)}
+        dag = _dag(entry, "ingest", source.schedule, _ingest_params(source, entry.has_upstream))
     else:
         arguments = {
             **_table_arguments(entry, spark=True),
+            **_source_window(entry),
             # The source's own suffix, whatever the table's options say: writers sharing
             # one would append to each other's log files.
             "hoodie_options": {**entry.hoodie_options(), LOG_SUFFIX_OPTION: source.log_suffix},
@@ -167,21 +183,59 @@ def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
             source_path="{{ params.source_path }}",
             source_format=source.source_format,
             operation="{{ params.operation }}",
-            modified_since="{{ params.from_date or '' }}",
-            modified_until="{{ params.to_date or '' }}",
+            transformer_sql=entry.transformer_sql,
             **_table_fields(entry),
             **arguments,
         )
+        if entry.has_upstream:
+            _wait_for_upstream(entry) >> ingest
         if entry.syncs_to_hive:
             ingest >> _hive_sync(entry)
     return dag
 
 
-def _ingest_params(source: SourceEntry) -> dict[str, Param]:
-    """What a manual run of an ingest DAG may change."""
+def _source_window(entry: TableEntry) -> dict[str, str]:
+    """A file source's backfill range, from a manual run's params (an upstream table's
+    commits have none)."""
+    if entry.has_upstream:
+        return {}
     return {
-        "source_path": Param(source.source_path, type="string", description="folder to ingest"),
+        "modified_since": "{{ params.from_date or '' }}",
+        "modified_until": "{{ params.to_date or '' }}",
+    }
+
+
+def _wait_for_upstream(entry: TableEntry) -> HudiInstantSensor:
+    """Waits in the triggerer for a completed write of the upstream table newer than the
+    checkpoint of this table's last ingest (any, before its first)."""
+    return HudiInstantSensor(
+        task_id="wait_for_upstream",
+        base_path=entry.source_path,
+        action=WRITE_ACTIONS,
+        state="COMPLETED",
+        after_checkpoint_of=entry.base_path,
+        hoodie_options={k: v for k, v in entry.options.items() if k.startswith("fs.")},
+        deferrable=True,
+        poke_interval=UPSTREAM_POKE_INTERVAL.total_seconds(),
+        timeout=UPSTREAM_TIMEOUT.total_seconds(),
+        soft_fail=True,  # no new upstream commit in time: skip this run's ingest
+    )
+
+
+def _ingest_params(source: SourceEntry, upstream: bool = False) -> dict[str, Param]:
+    """What a manual run of an ingest DAG may change (an upstream table's: no date range)."""
+    params = {
+        "source_path": Param(
+            source.source_path,
+            type="string",
+            description="the upstream table's base path" if upstream else "folder to ingest",
+        ),
         "operation": Param("upsert", enum=OPERATIONS, description="the write operation"),
+    }
+    if upstream:
+        return params
+    return {
+        **params,
         "from_date": Param(
             None,
             type=["null", "string"],

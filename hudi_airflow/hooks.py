@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from airflow.sdk import BaseHook
@@ -124,21 +125,37 @@ class HudiTableHook(BaseHook):
         return ActiveTimeline.load(table.storage, table.config.timeline_timezone)
 
     def find_instant(
-        self, action: str | None, state: str | None, instant_time: str | None = None
+        self,
+        action: str | Sequence[str] | None,
+        state: str | None,
+        instant_time: str | None = None,
+        after: str | None = None,
     ) -> InstantInfo | None:
-        """The newest instant with this action and state (and time, if given); None if the
-        table does not exist yet or has no such instant."""
+        """The newest instant with this action (or one of these actions) and state (and
+        time, if given; and a time after `after`, if given); None if the table does not
+        exist yet or has no such instant."""
         if not self.exists():
             return None
+        actions = {action} if isinstance(action, str) else set(action or ())
         for instant in reversed(self.get_conn().inspect.timeline()):
-            if action and instant.action != action:
+            if actions and instant.action not in actions:
                 continue
             if state and instant.state != state.upper():
                 continue
             if instant_time and instant.timestamp != instant_time:
                 continue
+            if after and instant.timestamp <= after:
+                return None  # the newest match is not newer: no older one is
             return instant
         return None
+
+    def last_checkpoint(self) -> str | None:
+        """The checkpoint the table's newest ingest recorded (`deltastreamer.checkpoint.key`
+        in its commit's extraMetadata, see spark_jobs/ingest.py; for a table fed by another
+        Hudi table, the upstream instant it consumed last); None without table or one."""
+        from spark_jobs.ingest import last_checkpoint
+
+        return last_checkpoint(self.get_conn()) if self.exists() else None
 
     def compaction_due(self) -> bool:
         """Whether the table's compaction trigger (hoodie.compact.inline.trigger.strategy and

@@ -118,7 +118,11 @@ class HudiIngestOperator(HudiSparkJobOperator):
 
     One of several sources of a table: `source_id` names it (its checkpoint is its own, see
     spark_jobs/ingest.py), `source_columns` the columns its batches keep beside the record
-    key and partition fields (None: all)."""
+    key and partition fields (None: all).
+
+    `source_format="hudi"`: `source_path` is an upstream Hudi table, whose commits since the
+    checkpoint are ingested (Apache Hudi's HoodieIncrSource). `transformer_sql` (templated)
+    rewrites each round's rows, `<SRC>` standing for them (SqlQueryBasedTransformer)."""
 
     template_fields: Sequence[str] = (
         *HudiSparkJobOperator.template_fields,
@@ -127,6 +131,7 @@ class HudiIngestOperator(HudiSparkJobOperator):
         "operation",
         "modified_since",
         "modified_until",
+        "transformer_sql",
     )
     records_task_instance = True
 
@@ -145,6 +150,7 @@ class HudiIngestOperator(HudiSparkJobOperator):
         modified_until: str | None = None,
         source_id: str | None = None,
         source_columns: Sequence[str] | None = None,
+        transformer_sql: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(job="ingest", **kwargs)
@@ -160,6 +166,7 @@ class HudiIngestOperator(HudiSparkJobOperator):
         self.modified_until = modified_until
         self.source_id = source_id
         self.source_columns = list(source_columns) if source_columns else None
+        self.transformer_sql = transformer_sql
 
     def job_arguments(self, context: Any) -> list[str]:
         flags = {
@@ -175,6 +182,7 @@ class HudiIngestOperator(HudiSparkJobOperator):
             "--modified-until": self.modified_until,
             "--source-id": self.source_id,
             "--source-columns": ",".join(self.source_columns or []),
+            "--transformer-sql": self.transformer_sql,
         }
         return _flags(flags)
 

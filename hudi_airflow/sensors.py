@@ -17,43 +17,72 @@ STATES = tuple(s.value for s in State)
 
 
 class HudiInstantSensor(BaseSensorOperator):
-    """Waits until the timeline holds an instant with `action` and `state` (and
-    `instant_time`, if given; templated, e.g. from another task's XCom), then pushes its
-    instant time. With `deferrable=True` the wait runs in the triggerer."""
+    """Waits until the timeline holds an instant with `action` (a name, or a list of names)
+    and `state` (and `instant_time`, if given; templated, e.g. from another task's XCom), then
+    pushes its instant time. With `deferrable=True` the wait runs in the triggerer.
 
-    template_fields: Sequence[str] = ("base_path", "action", "state", "instant_time")
+    Only instants newer than something, for a table fed by this one (templated, one of):
+    `after_instant`, an instant time; `after_checkpoint_of`, the base path of a table that
+    ingests this one's commits (spark_jobs/ingest.py --source-format hudi): newer than the
+    checkpoint its last ingest recorded, i.e. commits it has not read yet (any, while it has
+    no table or no checkpoint yet)."""
+
+    template_fields: Sequence[str] = (
+        "base_path",
+        "action",
+        "state",
+        "instant_time",
+        "after_instant",
+        "after_checkpoint_of",
+    )
 
     def __init__(
         self,
         *,
         base_path: str | None = None,
-        action: str | None = None,
+        action: str | Sequence[str] | None = None,
         state: str = "COMPLETED",
         instant_time: str | None = None,
         hoodie_options: dict[str, Any] | None = None,
         hudi_conn_id: str | None = None,
         deferrable: bool = False,
+        after_instant: str | None = None,
+        after_checkpoint_of: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if state.upper() not in STATES:
             raise InvalidOptionError(f"state must be one of {', '.join(STATES)}, not {state!r}")
+        if after_instant and after_checkpoint_of:
+            raise InvalidOptionError("give after_instant or after_checkpoint_of, not both")
         self.base_path = base_path
-        self.action = action
+        self.action = action if action is None or isinstance(action, str) else list(action)
         self.state = state.upper()
         self.instant_time = instant_time
         self.hoodie_options = hoodie_options or {}
         self.hudi_conn_id = hudi_conn_id
         self.deferrable = deferrable
+        self.after_instant = after_instant
+        self.after_checkpoint_of = after_checkpoint_of
 
     def _hook(self) -> HudiTableHook:
         return HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
 
+    def _after(self) -> str | None:
+        """The instant time found instants must be newer than, if any."""
+        if self.after_checkpoint_of:
+            fed = HudiTableHook(base_path=self.after_checkpoint_of, options=self.hoodie_options)
+            return fed.last_checkpoint()
+        return self.after_instant or None
+
+    def _find(self, hook: HudiTableHook, after: str | None) -> Any:
+        return hook.find_instant(self.action, self.state, self.instant_time or None, after)
+
     def execute(self, context: Any) -> Any:
         if not self.deferrable:
             return super().execute(context)
-        hook = self._hook()
-        found = hook.find_instant(self.action, self.state, self.instant_time or None)
+        hook, after = self._hook(), self._after()
+        found = self._find(hook, after)
         if found is not None:
             return found.timestamp
         self.defer(
@@ -64,13 +93,14 @@ class HudiInstantSensor(BaseSensorOperator):
                 self.instant_time or None,
                 hook.in_process_options(),
                 poll_interval=self.poke_interval,
+                after_instant=after,
             ),
             method_name="execute_complete",
             timeout=timedelta(seconds=self.timeout) if self.timeout else None,
         )
 
     def poke(self, context: Any) -> bool | PokeReturnValue:
-        found = self._hook().find_instant(self.action, self.state, self.instant_time or None)
+        found = self._find(self._hook(), self._after())
         if found is None:
             return False
         return PokeReturnValue(is_done=True, xcom_value=found.timestamp)

@@ -58,6 +58,23 @@ either `source_path` and `source_format` (one `<name>_ingest` DAG, as always) or
 not both. No DAG id may be two tables' (table `a` with a source `x_maintenance` would
 spell table `a_ingest_x`'s maintenance DAG): the later entry is the bad one.
 
+A table fed by another table of the file (an incremental pipeline: raw -> cleaned ->
+aggregated) names it in `upstream_table` instead of `source_path` and `source_format`:
+
+      - name: cleaned
+        ...                            # as above, without source_path and source_format
+        upstream_table: trips          # another entry's name: its base_path is the source
+        transformer_sql: >-            # optional: `<SRC>` stands for each round's rows
+          SELECT uuid, city, ts, fare * 1.1 AS fare_eur FROM <SRC> WHERE fare IS NOT NULL
+
+Its `<name>_ingest` DAG waits (a deferrable sensor) for a commit of the upstream table newer
+than the checkpoint of its own last commit, then ingests the upstream's commits since that
+checkpoint (spark_jobs/ingest.py --source-format hudi, as Apache Hudi's HoodieIncrSource),
+rewritten by `transformer_sql` (Apache Hudi's SqlQueryBasedTransformer; it may also rewrite
+a `source_path` table's files). An upstream table that is not in the file (or is a bad entry),
+the table itself, a chain that loops back, or `upstream_table` beside `source_path`,
+`source_format` or `sources` make the entry bad.
+
 `bootstrap_source_path` names an existing parquet dataset the table is made of once, by the
 manually triggered `<name>_bootstrap` DAG (spark_jobs/bootstrap.py: skeleton files referencing
 the source files, or the files rewritten, as the options' hoodie.bootstrap.mode.selector
@@ -91,7 +108,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +135,8 @@ REQUIRED = (
 SINGLE_SOURCE = ("source_path", "source_format")
 OPTIONAL = (
     "sources",
+    "upstream_table",
+    "transformer_sql",
     "partition_path_field",
     "schedule",
     "compaction_schedule",
@@ -158,6 +177,8 @@ OPTIONAL_PATHS = ("metastore_dir", "result_dir", "bootstrap_source_path")
 # (fs.s3a.endpoint, ...: see docs/storage.md).
 OPTION_PREFIXES = ("hoodie.", "sink.partition-commit.", "partition.time-extractor.", "fs.")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+HUDI_SOURCE = "hudi"  # the source format of a table fed by its `upstream_table`
+SRC = "<SRC>"  # what a transformer query names the round's rows by
 _SOURCE_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
@@ -194,8 +215,9 @@ class SourceEntry:
 
 @dataclass(frozen=True)
 class TableEntry:
-    """One table of the config file: one source (`source_path`, `source_format`) or several
-    (`sources`)."""
+    """One table of the config file: one source (`source_path`, `source_format`), several
+    (`sources`), or another table of the file (`upstream_table`: then `source_path` is its
+    base path and `source_format` hudi, once the file is read)."""
 
     name: str
     base_path: str
@@ -205,6 +227,8 @@ class TableEntry:
     source_path: str | None = None  # None when the table has `sources`
     source_format: str | None = None
     sources: tuple[SourceEntry, ...] = ()  # a multi-source table's; () for one source_path
+    upstream_table: str | None = None  # the entry whose commits feed this table
+    transformer_sql: str | None = None  # rewrites each ingest round's rows (`<SRC>`: them)
     partition_path_field: str | None = None  # comma-separated; None: non-partitioned
     schedule: str | None = None  # the ingest DAG's (the sources' default); None: by hand only
     compaction_schedule: str | None = "@hourly"
@@ -228,6 +252,11 @@ class TableEntry:
     @property
     def is_partitioned(self) -> bool:
         return self.partition_path_field is not None
+
+    @property
+    def has_upstream(self) -> bool:
+        """Whether another table of the file feeds this one (`upstream_table`)."""
+        return self.upstream_table is not None
 
     @property
     def has_sources(self) -> bool:
@@ -348,7 +377,54 @@ def read_tables(path: str | Path | None = None) -> TablesFile:
         else:
             seen.update((dag_id, entry) for dag_id in entry.dag_ids)
             items.append(entry)
-    return TablesFile(path, tuple(items))
+    return TablesFile(path, _with_upstreams(path, items))
+
+
+def _with_upstreams(
+    path: Path, items: list[TableEntry | EntryError]
+) -> tuple[TableEntry | EntryError, ...]:
+    """The entries naming an `upstream_table`, given its base path as their source (format
+    hudi); an EntryError for those whose chain of upstreams meets an unknown or bad entry, or
+    loops back."""
+    good = {item.name: item for item in items if isinstance(item, TableEntry)}
+    bad = {item.name for item in items if isinstance(item, EntryError) and item.name}
+    resolved: list[TableEntry | EntryError] = []
+    for number, item in enumerate(items, 1):
+        if isinstance(item, TableEntry) and item.upstream_table is not None:
+            try:
+                item = _chained(path, number, item, good, bad)
+            except TablesConfigError as exc:
+                item = EntryError(number, item.name, str(exc))
+        resolved.append(item)
+    return tuple(resolved)
+
+
+def _chained(
+    path: Path, number: int, entry: TableEntry, good: dict[str, TableEntry], bad: set[str]
+) -> TableEntry:
+    where = f"{path}: table entry #{number} ('{entry.name}'): key 'upstream_table'"
+    if entry.upstream_table == entry.name:
+        raise TablesConfigError(
+            f"{where} names the table itself; name the table whose commits feed it"
+        )
+    chain = [entry.name]
+    upstream_name = entry.upstream_table
+    while upstream_name is not None:
+        upstream = good.get(upstream_name)
+        if upstream_name in chain:
+            loop = " -> ".join([*chain, upstream_name])
+            raise TablesConfigError(f"{where}: the chain of upstream tables loops: {loop}")
+        if upstream is None:
+            why = "is a bad entry (see its error)" if upstream_name in bad else "is not in the file"
+            link = "" if len(chain) == 1 else f" (its chain: {' -> '.join(chain)})"
+            raise TablesConfigError(
+                f"{where}: table '{upstream_name}'{link} {why}; known tables: "
+                f"{', '.join(sorted(good)) or 'none'}"
+            )
+        chain.append(upstream_name)
+        upstream_name = upstream.upstream_table
+    upstream = good[chain[1]]
+    return replace(entry, source_path=upstream.base_path, source_format=HUDI_SOURCE)
 
 
 def _entry(path: Path, number: int, raw: Any) -> TableEntry:
@@ -357,7 +433,8 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
         raise TablesConfigError(f"{where}: must be a mapping of keys, not {type(raw).__name__}")
     if isinstance(raw.get("name"), str):
         where = f"{where} ('{raw['name']}')"
-    required = REQUIRED if "sources" in raw else REQUIRED + SINGLE_SOURCE
+    _check_source_keys(where, raw)
+    required = REQUIRED if "sources" in raw or "upstream_table" in raw else REQUIRED + SINGLE_SOURCE
     for key in required:
         value = raw.get(key)
         if not isinstance(value, str) or not value.strip():
@@ -366,14 +443,6 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
     if unknown:
         allowed = ", ".join(REQUIRED + SINGLE_SOURCE + OPTIONAL)
         raise TablesConfigError(f"{where}: unknown key '{unknown[0]}' (known keys: {allowed})")
-    if "sources" in raw:
-        for key in SINGLE_SOURCE:
-            if key in raw:
-                raise TablesConfigError(
-                    f"{where}: keys '{key}' and 'sources' do not go together: a table has one "
-                    f"source ('source_path', 'source_format') or several ('sources', each "
-                    f"with its own '{key}')"
-                )
     values = {key: raw[key].strip() for key in required}
     for key in PATHS:
         if key in values:
@@ -382,6 +451,7 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
     optional = {
         key: _optional(where, key, raw[key]) for key in OPTIONAL if key in raw and key != "sources"
     }
+    _check_chain_keys(where, optional)
     _check_spark_duplicates(where, optional)
     for key in OPTIONAL_PATHS:
         if optional.get(key) is not None:
@@ -391,6 +461,45 @@ def _entry(path: Path, number: int, raw: Any) -> TableEntry:
     entry = TableEntry(**values, **optional)
     _check_sync_options(where, entry)
     return entry
+
+
+def _check_source_keys(where: str, raw: dict) -> None:
+    """One kind of source: `source_path` and `source_format`, `sources` or `upstream_table`."""
+    if "sources" in raw:
+        for key in SINGLE_SOURCE:
+            if key in raw:
+                raise TablesConfigError(
+                    f"{where}: keys '{key}' and 'sources' do not go together: a table has one "
+                    f"source ('source_path', 'source_format') or several ('sources', each "
+                    f"with its own '{key}')"
+                )
+    if "sources" in raw and "transformer_sql" in raw:
+        raise TablesConfigError(
+            f"{where}: key 'transformer_sql' goes with 'source_path' or 'upstream_table', "
+            "not 'sources'"
+        )
+    if "upstream_table" in raw:
+        for key in (*SINGLE_SOURCE, "sources"):
+            if key in raw:
+                raise TablesConfigError(
+                    f"{where}: keys 'upstream_table' and '{key}' do not go together: the "
+                    "upstream table's commits are the source (its base path, format hudi)"
+                )
+
+
+def _check_chain_keys(where: str, optional: dict[str, Any]) -> None:
+    """`upstream_table` names a table; `transformer_sql` is a query reading `<SRC>`."""
+    upstream = optional.get("upstream_table")
+    if "upstream_table" in optional and (upstream is None or not upstream.strip()):
+        raise TablesConfigError(f"{where}: key 'upstream_table' must name a table of the file")
+    if upstream is not None:
+        optional["upstream_table"] = upstream.strip()
+    sql = optional.get("transformer_sql")
+    if sql is not None and SRC not in sql:
+        raise TablesConfigError(
+            f"{where}: key 'transformer_sql' must read {SRC}, the rows each round ingests "
+            f'("SELECT ... FROM {SRC}"), not {sql.strip()!r}'
+        )
 
 
 def _sources(

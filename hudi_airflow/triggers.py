@@ -10,16 +10,18 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 
 class HudiInstantTrigger(BaseTrigger):
-    """Fires once the table's timeline holds an instant of this action and state (and time)."""
+    """Fires once the table's timeline holds an instant of this action (or one of these
+    actions) and state (and time; and a time after `after_instant`)."""
 
     def __init__(
         self,
         base_path: str,
-        action: str | None,
+        action: str | list[str] | None,
         state: str | None,
         instant_time: str | None = None,
         options: dict[str, str] | None = None,
         poll_interval: float = 30.0,
+        after_instant: str | None = None,
     ) -> None:
         super().__init__()
         self.base_path = base_path
@@ -28,6 +30,7 @@ class HudiInstantTrigger(BaseTrigger):
         self.instant_time = instant_time
         self.options = options or {}
         self.poll_interval = poll_interval
+        self.after_instant = after_instant
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -39,6 +42,7 @@ class HudiInstantTrigger(BaseTrigger):
                 "instant_time": self.instant_time,
                 "options": self.options,
                 "poll_interval": self.poll_interval,
+                "after_instant": self.after_instant,
             },
         )
 
@@ -49,7 +53,7 @@ class HudiInstantTrigger(BaseTrigger):
         while True:
             # The timeline is read from storage with blocking calls: off the event loop.
             found = await asyncio.to_thread(
-                hook.find_instant, self.action, self.state, self.instant_time
+                hook.find_instant, self.action, self.state, self.instant_time, self.after_instant
             )
             if found is not None:
                 yield TriggerEvent({"instant_time": found.timestamp, "action": found.action})
