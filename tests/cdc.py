@@ -3,7 +3,11 @@ model of the states they leave."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
+
+from hudi_core import HudiTable
 
 # (key, operation, ts, value): stored keys k1..k4 change; k5..k8 are new to the table.
 STORED = [("k1", 1, 10), ("k2", 1, 20), ("k3", 1, 30), ("k4", 1, 40)]
@@ -52,3 +56,17 @@ def latest_states(changes: list[tuple]) -> dict[str, int]:
         else:
             state[key] = value
     return state
+
+
+def create_events_table(path: Path, table_type: str = "MERGE_ON_READ", **options: str) -> HudiTable:
+    """A table of cdc_batch rows: keyed by id, partitioned by p, ts ordering; every write
+    makes new file groups (no small-file packing), so ranges of commits touch distinct ones."""
+    return HudiTable.create(
+        str(path),
+        name="events",
+        table_type=table_type,
+        record_key_fields=["id"],
+        partition_fields=["p"],
+        precombine_field="ts",
+        options={"hoodie.parquet.small.file.limit": "0", **options},
+    )

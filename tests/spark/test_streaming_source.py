@@ -14,8 +14,7 @@ import pyarrow as pa
 import pytest
 from pyspark.errors import StreamingQueryException
 
-from hudi_core import HudiTable
-from tests.cdc import CDC, STORED, cdc_batch, stored_batch
+from tests.cdc import CDC, STORED, cdc_batch, create_events_table, stored_batch
 
 pytestmark = pytest.mark.spark
 
@@ -23,18 +22,6 @@ START = "hoodie.datasource.streaming.startOffset"
 CHANGELOG = {"hoodie.datasource.read.changelog.enabled": "true"}
 ONE_COMMIT_A_BATCH = {"hoodie.datasource.streaming.max.instants.per.trigger": "1"}
 COMPACT_NOW = {"hoodie.compact.inline.max.delta.commits": "1"}
-
-
-def _table(path: Path, **options: str) -> HudiTable:
-    return HudiTable.create(
-        str(path),
-        name="events",
-        table_type="MERGE_ON_READ",
-        record_key_fields=["id"],
-        partition_fields=["p"],
-        precombine_field="ts",
-        options={"hoodie.parquet.small.file.limit": "0", **options},
-    )
 
 
 def _rows(changes: list[tuple[str, int, int]]) -> pa.Table:
@@ -95,7 +82,7 @@ def _per_key(changes: list[tuple]) -> dict[str, list[tuple]]:
 
 def test_a_changelog_stream_emits_every_change_once_across_restarts_and_crashes(spark, tmp_path):
     path = str(tmp_path / "t")
-    table = _table(tmp_path / "t", **{"hoodie.allow.operation.metadata.field": "true"})
+    table = create_events_table(tmp_path / "t", **{"hoodie.allow.operation.metadata.field": "true"})
     checkpoint = tmp_path / "checkpoint"
     sink = Collector()
     options = {START: "earliest", **CHANGELOG}
@@ -130,7 +117,7 @@ def test_a_changelog_stream_emits_every_change_once_across_restarts_and_crashes(
 
 def test_available_now_batches_hold_each_ranges_latest_states(spark, tmp_path):
     path = str(tmp_path / "t")
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     commits = [
         ("upsert", [("k1", 1, 10), ("k2", 1, 20), ("k3", 1, 30)]),
         ("upsert", [("k1", 2, 11), ("k4", 1, 40)]),
@@ -161,7 +148,7 @@ def test_available_now_batches_hold_each_ranges_latest_states(spark, tmp_path):
 
 def test_start_offsets_start_where_they_say(spark, tmp_path):
     path = str(tmp_path / "t")
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     table.write(_rows([("k1", 1, 10)]))
     second = table.write(_rows([("k2", 1, 20)]))
     table.write(_rows([("k3", 1, 30)]))
@@ -175,7 +162,7 @@ def test_start_offsets_start_where_they_say(spark, tmp_path):
 
 def test_cleaned_history_fails_the_query_unless_it_may_scan_the_table(spark, tmp_path):
     path = str(tmp_path / "t")
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     table.write(_rows([("k1", 1, 10), ("k2", 1, 20)]))
     sink = Collector()
     options = {START: "latest"}

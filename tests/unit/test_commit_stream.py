@@ -14,7 +14,7 @@ from hudi_core import HudiTable, IncrementalHistoryError, InvalidOptionError
 from hudi_core.distributed import CommitStream
 from hudi_core.read.streaming import BEFORE_FIRST
 from hudi_core.timeline import ActiveTimeline
-from tests.cdc import CDC, by_key, cdc_batch, stored_batch
+from tests.cdc import CDC, by_key, cdc_batch, create_events_table, stored_batch
 
 MULTI_WRITER = {  # writers leave each other's pending instants alone
     "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
@@ -22,18 +22,6 @@ MULTI_WRITER = {  # writers leave each other's pending instants alone
     "hoodie.write.lock.provider": "in_process",
 }
 FALLBACK = {"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"}
-
-
-def _table(path: Path, table_type: str = "MERGE_ON_READ", **options: str) -> HudiTable:
-    return HudiTable.create(
-        str(path),
-        name="events",
-        table_type=table_type,
-        record_key_fields=["id"],
-        partition_fields=["p"],
-        precombine_field="ts",
-        options={"hoodie.parquet.small.file.limit": "0", **options},
-    )
 
 
 def _rows(ids_values: list[tuple[str, int]], ts: int = 1) -> pa.Table:
@@ -64,7 +52,7 @@ def _three_commits(table: HudiTable) -> list[str]:
 
 
 def test_start_offsets_earliest_latest_and_an_instant(tmp_path):
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     c1, c2, c3 = _three_commits(table)
     earliest = _stream(table, **{"hoodie.datasource.streaming.startOffset": "earliest"})
     assert earliest.initial_offset() == BEFORE_FIRST
@@ -80,7 +68,7 @@ def test_start_offsets_earliest_latest_and_an_instant(tmp_path):
 
 
 def test_an_empty_table_streams_from_its_first_commit(tmp_path):
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     stream = _stream(table)
     start = stream.initial_offset()
     assert start == BEFORE_FIRST
@@ -94,7 +82,7 @@ def test_an_empty_table_streams_from_its_first_commit(tmp_path):
 
 
 def test_max_instants_per_trigger_caps_each_batch(tmp_path):
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     c1, c2, c3 = _three_commits(table)
     stream = _stream(table, **{"hoodie.datasource.streaming.max.instants.per.trigger": "2"})
     assert stream.latest_offset(BEFORE_FIRST) == c2
@@ -107,7 +95,7 @@ def test_max_instants_per_trigger_caps_each_batch(tmp_path):
 def test_a_pending_write_holds_the_stream_back_until_it_completes(tmp_path):
     """A writer that started before a later one completed must not be skipped (Apache Hudi's
     BLOCK handling of hollow commits); pending compactions do not hold the stream."""
-    table = _table(tmp_path / "t", **MULTI_WRITER)
+    table = create_events_table(tmp_path / "t", **MULTI_WRITER)
     c1 = table.write(_rows([("k1", 10)]))
     timeline = ActiveTimeline.load(table.storage)
     hollow = timeline.create_requested("deltacommit", timeline.new_instant_time())
@@ -127,7 +115,7 @@ def test_a_pending_write_holds_the_stream_back_until_it_completes(tmp_path):
 
 
 def test_batches_hold_the_latest_state_of_what_changed_in_range(tmp_path):
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     c1, c2, c3 = _three_commits(table)
     c4 = table.write(_rows([("k4", 0), ("k1", 0)]), operation="delete")
     stream = _stream(table)
@@ -137,7 +125,8 @@ def test_batches_hold_the_latest_state_of_what_changed_in_range(tmp_path):
 
 
 def test_changelog_batches_hold_every_change_deletes_included(tmp_path):
-    table = _table(tmp_path / "t", **{"hoodie.allow.operation.metadata.field": "true"})
+    changelog = {"hoodie.allow.operation.metadata.field": "true"}
+    table = create_events_table(tmp_path / "t", **changelog)
     first = table.write(stored_batch())
     second = table.write(cdc_batch(CDC))
     stream = _stream(table, **{"hoodie.datasource.read.changelog.enabled": "true"})
@@ -149,14 +138,14 @@ def test_changelog_batches_hold_every_change_deletes_included(tmp_path):
     assert {c[1] for c in changes} == {"I", "-U", "U", "D"}
 
 
-def test_changelog_reads_need_a_changelog_table(tmp_path):
-    table = _table(tmp_path / "t")
+def test_changelog_reads_need_a_changelogcreate_events_table(tmp_path):
+    table = create_events_table(tmp_path / "t")
     with pytest.raises(InvalidOptionError, match="hoodie.allow.operation.metadata.field"):
         _stream(table, **{"hoodie.datasource.read.changelog.enabled": "true"})
 
 
 def test_a_compaction_in_range_emits_nothing_new(tmp_path):
-    table = _table(tmp_path / "t")
+    table = create_events_table(tmp_path / "t")
     c1, c2, c3 = _three_commits(table)  # updates: log files to compact
     compaction = table.compaction.schedule({"hoodie.compact.inline.max.delta.commits": "1"})
     table.compaction.run(compaction)
@@ -168,7 +157,7 @@ def test_a_compaction_in_range_emits_nothing_new(tmp_path):
 
 
 def test_skip_clustering_keeps_rows_a_clustering_restamped_out(tmp_path):
-    table = _table(tmp_path / "t", "COPY_ON_WRITE")
+    table = create_events_table(tmp_path / "t", "COPY_ON_WRITE")
     c1, c2, c3 = _three_commits(table)
     planned = table.clustering.schedule({"hoodie.clustering.preserve.commit.metadata": "false"})
     assert planned is not None
@@ -183,7 +172,9 @@ def test_skip_clustering_keeps_rows_a_clustering_restamped_out(tmp_path):
 
 
 def test_files_cleaned_before_the_stream_read_them_fail_or_fall_back(tmp_path):
-    table = _table(tmp_path / "t", "COPY_ON_WRITE", **{"hoodie.cleaner.commits.retained": "1"})
+    table = create_events_table(
+        tmp_path / "t", "COPY_ON_WRITE", **{"hoodie.cleaner.commits.retained": "1"}
+    )
     c1 = table.write(_rows([("k1", 10), ("k2", 20), ("k3", 30)]))
     c2 = table.write(_rows([("k1", 11)], ts=2))
     c3 = table.write(_rows([("k2", 21)], ts=3))
@@ -207,7 +198,7 @@ def _archived(path: Path) -> tuple[HudiTable, list[str], set[str]]:
         "hoodie.keep.max.commits": "3",
         "hoodie.cleaner.commits.retained": "1",
     }
-    table = _table(path, "COPY_ON_WRITE", **bounds)
+    table = create_events_table(path, "COPY_ON_WRITE", **bounds)
     commits = [table.write(_rows([(f"k{i}", i)], ts=i)) for i in range(5)]
     table.clean()
     archived = {instant.timestamp for instant in table.archive()}
