@@ -4,7 +4,8 @@
     GET /                    HTML page: each configured table, its timeline and services
     GET /api/tables          JSON: {"config_path", "tables": [summary, ...]}
     GET /api/tables/{name}   JSON: one table's summary
-    GET /static/{name}       the page's script (draws the timeline charts) and stylesheet
+    GET /static/{name}       the page's scripts (the timeline charts; its task links when the UI
+                             embeds it) and stylesheet
 
 Tables are read on every request: the page shows the timeline as it is now. A bad entry of
 the tables file is shown (and listed) in its place with its message; only a file that is no
@@ -26,7 +27,11 @@ from hudi_airflow.ui.summary import summarize_file
 
 HERE = Path(__file__).resolve().parent
 STATIC = HERE / "static"
-ASSETS = {"timeline.js": "text/javascript", "timeline.css": "text/css"}
+ASSETS = {
+    "timeline.js": "text/javascript",
+    "task_links.js": "text/javascript",
+    "timeline.css": "text/css",
+}
 
 templates = Jinja2Templates(directory=HERE / "templates")
 

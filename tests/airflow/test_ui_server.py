@@ -6,34 +6,17 @@ files drill-down and a bad entry of the tables file beside a working table."""
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from hudi_core import HudiTable
 from tests import datagen
-from tests.airflow.ui_server import ApiServer, running_api_server
+from tests.airflow.ui_server import WAIT_S, ApiServer, logged_in_browser, running_api_server
 from tests.tables import create_trips_table
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-CHROME_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--window-size=1280,1024",
-)
-WAIT_S = 30
 
 TABLES_YAML = """\
 tables:
@@ -171,7 +154,8 @@ def test_page_shows_the_tables(server, token, trips_path, credentials):
     for timestamp in _timestamps(trips_path):
         assert timestamp in response.text
     assert "Not created yet" in response.text
-    assert httpx.get(server.url + "/hudi/static/timeline.js", **kwargs).status_code == 200
+    for asset in ("timeline.js", "task_links.js", "timeline.css"):
+        assert httpx.get(f"{server.url}/hudi/static/{asset}", **kwargs).status_code == 200
 
 
 # ---- in a browser
@@ -180,43 +164,8 @@ def test_page_shows_the_tables(server, token, trips_path, credentials):
 @pytest.fixture(scope="module")
 def browser(server):
     """Headless Chromium, logged in through Airflow's own login page."""
-    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
-    if missing:
-        pytest.fail(
-            f"{' and '.join(missing)} missing: the browser test needs Debian's chromium and "
-            "chromium-driver packages; `./run.sh test` installs them"
-        )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in CHROME_FLAGS:
-        options.add_argument(flag)
-    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        options.add_argument(f"--user-data-dir={profile}")
-        driver = webdriver.Chrome(
-            service=Service(executable_path=str(CHROMEDRIVER)), options=options
-        )
-        try:
-            _log_in(driver, server)
-            yield driver
-        finally:
-            driver.quit()
-
-
-def _log_in(driver, server: ApiServer) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    driver.get(server.url + "/hudi/")
-    WebDriverWait(driver, WAIT_S).until(ec.presence_of_element_located((By.NAME, "username")))
-    assert "/auth/login" in driver.current_url, "the view must send a new browser to log in"
-    driver.find_element(By.NAME, "username").send_keys(server.username)
-    driver.find_element(By.NAME, "password").send_keys(server.password)
-    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    WebDriverWait(driver, WAIT_S).until(ec.url_to_be(server.url + "/hudi/"))
+    with logged_in_browser(server) as driver:
+        yield driver
 
 
 def _marks(driver) -> list[dict[str, str]]:

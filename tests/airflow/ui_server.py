@@ -1,7 +1,7 @@
 """A real `airflow api-server` for the UI view's tests: its own AIRFLOW_HOME and SQLite
 database, the installed Hudi provider (its UI plugin; the plugins folder stays empty), and
 the simple auth manager with one admin user whose password the test chooses (written to the
-passwords file the auth manager reads)."""
+passwords file the auth manager reads). Also headless Chromium, logged in to it."""
 
 from __future__ import annotations
 
@@ -12,17 +12,33 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest
 
 AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 USERNAME = "admin"
 START_TIMEOUT_S = 90
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+CHROME_FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--window-size=1280,1024",
+)
+WAIT_S = 30
 
 
 @dataclass
@@ -41,6 +57,16 @@ class ApiServer:
         )
         assert response.status_code == 201, f"login failed: {response.status_code} {response.text}"
         return response.json()["access_token"]
+
+    def trigger_dag_run(self, dag_id: str, run_id: str, logical_date: str) -> None:
+        """A DAG run (its task instances with it) through the REST API; nothing runs it."""
+        response = httpx.post(
+            f"{self.url}/api/v2/dags/{dag_id}/dagRuns",
+            json={"dag_run_id": run_id, "logical_date": logical_date},
+            headers={"Authorization": f"Bearer {self.token()}"},
+            timeout=30,
+        )
+        assert response.status_code == 200, f"trigger: {response.status_code} {response.text}"
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -71,15 +97,23 @@ def airflow_env(home: Path, tables_config: Path, password_file: Path) -> dict[st
 
 
 @contextmanager
-def running_api_server(home: Path, tables_config: Path) -> Iterator[ApiServer]:
-    """Migrates a fresh database under `home`, starts the API server on a free port, and
-    always stops it (its whole process group) on the way out."""
+def running_api_server(
+    home: Path, tables_config: Path, dags: Mapping[str, str] | None = None
+) -> Iterator[ApiServer]:
+    """Migrates a fresh database under `home`, serializes `dags` (file name -> source) into it,
+    starts the API server on a free port, and always stops it (its whole process group) on
+    the way out."""
     (home / "dags").mkdir(parents=True, exist_ok=True)
+    for name, source in (dags or {}).items():
+        (home / "dags" / name).write_text(source)
     password = secrets.token_urlsafe(12)
     password_file = home / "passwords.json"
     password_file.write_text(json.dumps({USERNAME: password}))
     env = airflow_env(home, tables_config, password_file)
-    _migrate(env)
+    _airflow(env, "db", "migrate")
+    if dags:
+        # The server (`--apps core`) parses no DAGs; the UI shows the serialized ones.
+        _airflow(env, "dags", "reserialize")
     port = _free_port()
     server = ApiServer(f"http://127.0.0.1:{port}", USERNAME, password, home / "api-server.log")
     command = [sys.executable, "-m", "airflow", "api-server"]
@@ -103,16 +137,18 @@ def running_api_server(home: Path, tables_config: Path) -> Iterator[ApiServer]:
         _stop(process)
 
 
-def _migrate(env: dict[str, str]) -> None:
+def _airflow(env: dict[str, str], *args: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "airflow", "db", "migrate"],
+        [sys.executable, "-m", "airflow", *args],
         env=env,
+        cwd=env["AIRFLOW_HOME"],  # outside the repository, as the server (running_api_server)
         capture_output=True,
         text=True,
         timeout=180,
     )
     if result.returncode != 0:
-        raise RuntimeError(f"airflow db migrate failed:\n{result.stdout}\n{result.stderr}")
+        command = " ".join(("airflow", *args))
+        raise RuntimeError(f"{command} failed:\n{result.stdout}\n{result.stderr}")
 
 
 def _free_port() -> int:
@@ -170,3 +206,45 @@ def environment_without_airflow() -> dict[str, str]:
 
 def free_port() -> int:
     return _free_port()
+
+
+@contextmanager
+def logged_in_browser(server: ApiServer) -> Iterator:
+    """Headless Chromium (a Selenium driver), logged in through Airflow's own login page."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    if missing:
+        pytest.fail(
+            f"{' and '.join(missing)} missing: the browser test needs Debian's chromium and "
+            "chromium-driver packages; `./run.sh test` installs them"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
+        options.add_argument(f"--user-data-dir={profile}")
+        driver = webdriver.Chrome(
+            service=Service(executable_path=str(CHROMEDRIVER)), options=options
+        )
+        try:
+            _log_in(driver, server)
+            yield driver
+        finally:
+            driver.quit()
+
+
+def _log_in(driver, server: ApiServer) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(server.url + "/hudi/")
+    WebDriverWait(driver, WAIT_S).until(ec.presence_of_element_located((By.NAME, "username")))
+    assert "/auth/login" in driver.current_url, "the view must send a new browser to log in"
+    driver.find_element(By.NAME, "username").send_keys(server.username)
+    driver.find_element(By.NAME, "password").send_keys(server.password)
+    driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(driver, WAIT_S).until(ec.url_to_be(server.url + "/hudi/"))
