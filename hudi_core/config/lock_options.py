@@ -7,15 +7,19 @@ from hudi_core.errors import InvalidOptionError
 IN_PROCESS = "org.apache.hudi.client.transaction.lock.InProcessLockProvider"
 FILE_SYSTEM = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 DATABASE = "hudi_core.lock.DatabaseLockProvider"
+STORAGE_BASED = "org.apache.hudi.client.transaction.lock.StorageBasedLockProvider"
 
 PROVIDER = ConfigOption(
     "hoodie.write.lock.provider",
     IN_PROCESS,
     "The lock provider: InProcessLockProvider (threads of one process), "
-    "FileSystemBasedLockProvider (a lock file under the table; several processes or hosts on "
-    "one file system), or hudi_core.lock.DatabaseLockProvider (a row per table in a SQL "
-    "database through SQLAlchemy; see hoodie.write.lock.database.url). Short names "
-    "in_process, file_system and database are accepted too.",
+    "FileSystemBasedLockProvider (a lock file under the table, created exclusively; processes "
+    "or hosts on one local or HDFS file system, refused on object stores), "
+    "StorageBasedLockProvider (.hoodie/.locks/table_lock.json kept by conditional writes on "
+    "S3, GCS or Azure, the file Apache Hudi 1.1 writers use; see "
+    "hoodie.write.lock.storage.*), or hudi_core.lock.DatabaseLockProvider (a row per table "
+    "in a SQL database through SQLAlchemy; see hoodie.write.lock.database.url). Short names "
+    "in_process, file_system, storage and database are accepted too.",
 )
 WAIT_TIME_MS = ConfigOption(
     "hoodie.write.lock.wait_time_ms",
@@ -39,7 +43,8 @@ HEARTBEAT_INTERVAL_MS = ConfigOption(
     "hoodie.write.lock.heartbeat_interval_ms",
     60000,
     "How often a holder renews its lock's expiry; a holder that stops renewing (crashed) "
-    "loses the lock after hoodie.write.lock.filesystem.expire, or three intervals.",
+    "loses the lock after hoodie.write.lock.filesystem.expire, or three intervals (the "
+    "storage-based lock: hoodie.write.lock.storage.*).",
     parse=int,
 )
 FILESYSTEM_PATH = ConfigOption(
@@ -58,12 +63,28 @@ DATABASE_URL = ConfigOption(
     "hoodie.write.lock.database.url",
     None,
     "DatabaseLockProvider: the SQLAlchemy URL of the lock database (default: the HUDI_LOCK_DB_URL "
-    "environment variable; Airflow tasks get Airflow's metadata database when neither is set).",
+    "environment variable).",
 )
 DATABASE_TABLE = ConfigOption(
     "hoodie.write.lock.database.table",
     "hudi_table_locks",
     "DatabaseLockProvider: the table holding a lock row per Hudi table (created if missing).",
+)
+STORAGE_VALIDITY_TIMEOUT_SECS = ConfigOption(
+    "hoodie.write.lock.storage.validity.timeout.secs",
+    300,
+    "StorageBasedLockProvider: seconds each take or renewal of the lock is valid for; a hold "
+    "not renewed by then (its holder died) is taken over. At least 10, and at least 10 times "
+    "hoodie.write.lock.storage.renew.interval.secs (Apache Hudi's rule).",
+    parse=int,
+)
+STORAGE_RENEW_INTERVAL_SECS = ConfigOption(
+    "hoodie.write.lock.storage.renew.interval.secs",
+    30,
+    "StorageBasedLockProvider: seconds between two renewals of a held lock "
+    "(hoodie.write.lock.storage.heartbeat.poll.secs, its former name, is read too).",
+    parse=int,
+    alternatives=("hoodie.write.lock.storage.heartbeat.poll.secs",),
 )
 CONCURRENCY_MODE = ConfigOption(
     "hoodie.write.concurrency.mode",

@@ -19,12 +19,13 @@ LOCK_FILE = "lock"
 
 
 class FileSystemLockProvider(LockProvider):
-    def __init__(self, folder: Storage) -> None:
+    def __init__(self, folder: Storage, file_name: str = LOCK_FILE) -> None:
         self.folder = folder  # rooted at the lock file's folder
+        self.file_name = file_name  # the table lock's `lock`, or another named lock's file
 
     @property
     def key(self) -> str:
-        return f"file-system:{self.folder.full_path(LOCK_FILE)}"
+        return f"file-system:{self.folder.full_path(self.file_name)}"
 
     def try_acquire(self, owner: str, expires_at_ms: int) -> bool:
         content = _content(owner, expires_at_ms)
@@ -43,31 +44,31 @@ class FileSystemLockProvider(LockProvider):
         hold = self.holder()
         if hold is None or hold.owner != owner:
             return False
-        aside = f"{LOCK_FILE}.{uuid.uuid4().hex}.renew"
+        aside = f"{self.file_name}.{uuid.uuid4().hex}.renew"
         self.folder.write_bytes(aside, _content(owner, expires_at_ms))
-        self.folder.fs.move(self.folder.full_path(aside), self.folder.full_path(LOCK_FILE))
+        self.folder.fs.move(self.folder.full_path(aside), self.folder.full_path(self.file_name))
         return True
 
     def release(self, owner: str) -> None:
         hold = self.holder()
         if hold is not None and hold.owner == owner:
-            self.folder.delete(LOCK_FILE)
+            self.folder.delete(self.file_name)
 
     def holder(self) -> LockHold | None:
-        return _parse(self._read(LOCK_FILE))
+        return _parse(self._read(self.file_name))
 
     def _create(self, content: bytes) -> bool:
         try:
-            self.folder.create_new(LOCK_FILE, content)
+            self.folder.create_new(self.file_name, content)
             return True
         except FileExistsError:
             return False
 
     def _remove_expired(self, expired: LockHold) -> bool:
         """Moves the expired lock file aside; True if what moved was that expired hold."""
-        aside = f"{LOCK_FILE}.{uuid.uuid4().hex}.expired"
+        aside = f"{self.file_name}.{uuid.uuid4().hex}.expired"
         try:
-            self.folder.fs.move(self.folder.full_path(LOCK_FILE), self.folder.full_path(aside))
+            self.folder.fs.move(self.folder.full_path(self.file_name), self.folder.full_path(aside))
         except FileNotFoundError:
             return True  # someone else removed it first; creating decides who wins
         moved = self._read(aside)
@@ -75,7 +76,7 @@ class FileSystemLockProvider(LockProvider):
             self.folder.delete(aside)
             return True
         try:  # a live hold taken over in between: give it back
-            self.folder.create_new(LOCK_FILE, moved or b"")
+            self.folder.create_new(self.file_name, moved or b"")
         except FileExistsError:
             pass
         self.folder.delete(aside)

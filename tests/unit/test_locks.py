@@ -283,7 +283,7 @@ def test_database_url_comes_from_the_option_then_the_environment(tmp_path, table
     assert lock_provider(storage, Options(with_option)).url == option_url
     assert lock_provider(storage, Options(database)).url == hudi_url
     monkeypatch.delenv("HUDI_LOCK_DB_URL")
-    with pytest.raises(InvalidOptionError):  # Airflow's database is the provider's fallback
+    with pytest.raises(InvalidOptionError):  # no fallback: a database must be named
         lock_provider(storage, Options(database))
 
 
@@ -298,6 +298,25 @@ def test_bad_lock_options_name_the_option(table_path, monkeypatch):
         lock_provider(storage, Options({L.PROVIDER.key: "database"}))
     with pytest.raises(InvalidOptionError, match=L.CONCURRENCY_MODE.key):
         Options({L.CONCURRENCY_MODE.key: "MULTI_WRITER"}).get_option(L.CONCURRENCY_MODE)
+
+
+def test_a_database_lock_that_cannot_be_reached_names_its_setting(tmp_path, table_path):
+    storage = Storage(table_path)
+    database = {L.PROVIDER.key: "database"}
+    unparsable = {**database, L.DATABASE_URL.key: "not a database url"}
+    with pytest.raises(InvalidOptionError, match=f"{L.DATABASE_URL.key}.*HUDI_LOCK_DB_URL"):
+        lock_provider(storage, Options(unparsable))
+    unknown_dialect = {**database, L.DATABASE_URL.key: "nosuchdb://host/db"}
+    with pytest.raises(InvalidOptionError, match=L.DATABASE_URL.key):
+        lock_provider(storage, Options(unknown_dialect))
+    nowhere = f"sqlite:///{tmp_path / 'no-such-folder' / 'locks.db'}"
+    with pytest.raises(LockError, match=f"cannot be reached.*{L.DATABASE_URL.key}") as caught:
+        lock_provider(storage, Options({**database, L.DATABASE_URL.key: nowhere}))
+    assert "no-such-folder" in str(caught.value)  # the database, named
+    refusing = "postgresql+psycopg2://hudi:s3cret@127.0.0.1:9/locks"  # nothing listens there
+    with pytest.raises(LockError, match=f"127.0.0.1:9.*{L.DATABASE_URL.key}") as caught:
+        lock_provider(storage, Options({**database, L.DATABASE_URL.key: refusing}))
+    assert "s3cret" not in str(caught.value)
 
 
 # ---- across processes
@@ -433,3 +452,25 @@ def test_a_holder_whose_hold_was_taken_over_refuses_to_publish(tmp_path):
         else:
             raise AssertionError("the lost hold was never noticed")
         storage.delete(".hoodie/lock")
+
+
+def test_a_named_lock_lives_beside_the_table_lock(tmp_path):
+    """Another lock of a table (WRITER_TURN) is a file, row or key of its own in the table
+    lock's medium; a custom provider's table gets one that follows the storage."""
+    from hudi_core.lock import WRITER_TURN
+
+    storage = Storage(str(tmp_path / "t"))
+    file_lock = Options({"hoodie.write.lock.provider": "file_system"})
+    with table_lock(storage, file_lock, WRITER_TURN), table_lock(storage, file_lock):
+        held = sorted(p.name for p in (tmp_path / "t" / ".hoodie").iterdir())
+        assert held == ["lock", "writer_turn.lock"]
+    database = Options(
+        {
+            "hoodie.write.lock.provider": "database",
+            "hoodie.write.lock.database.url": f"sqlite:///{tmp_path / 'locks.db'}",
+        }
+    )
+    turn_key = lock_provider(storage, database, WRITER_TURN).key
+    assert turn_key == lock_provider(storage, database).key + "#writer_turn"
+    custom = Options({"hoodie.write.lock.provider": "my_company.locks.ZooKeeperLockProvider"})
+    assert isinstance(lock_provider(storage, custom, WRITER_TURN), FileSystemLockProvider)
