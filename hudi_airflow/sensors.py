@@ -8,15 +8,43 @@ from typing import Any
 
 from airflow.sdk import BaseSensorOperator
 from airflow.sdk.bases.sensor import PokeReturnValue
+from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
 
 from hudi_airflow.hooks import HudiTableHook
+from hudi_airflow.task_summary import log_wait_stopped
 from hudi_airflow.triggers import HudiInstantTrigger
 from hudi_core import InvalidOptionError, State
 
 STATES = tuple(s.value for s in State)
 
 
-class HudiInstantSensor(BaseSensorOperator):
+class _SaysWhatItWaitedFor(BaseSensorOperator):
+    """A sensor that, when it stops without what it waited for (timed out, or skipped by
+    soft_fail), logs what that was: Airflow's own message says only that it timed out."""
+
+    def waited_for(self) -> str:
+        raise NotImplementedError
+
+    def execute(self, context: Any) -> Any:
+        try:
+            return super().execute(context)
+        except (AirflowSensorTimeout, AirflowSkipException) as exc:
+            self._stopped(exc)
+            raise
+
+    def resume_execution(self, next_method: str, next_kwargs: Any, context: Any) -> Any:
+        try:
+            return super().resume_execution(next_method, next_kwargs, context)
+        except (AirflowSensorTimeout, AirflowSkipException) as exc:
+            self._stopped(exc)
+            raise
+
+    def _stopped(self, exc: Exception) -> None:
+        skipped = isinstance(exc, AirflowSkipException)
+        log_wait_stopped(self.log, self.waited_for(), self.timeout, skipped)
+
+
+class HudiInstantSensor(_SaysWhatItWaitedFor):
     """Waits until the timeline holds an instant with `action` (a name, or a list of names)
     and `state` (and `instant_time`, if given; templated, e.g. from another task's XCom), then
     pushes its instant time. With `deferrable=True` the wait runs in the triggerer.
@@ -108,8 +136,19 @@ class HudiInstantSensor(BaseSensorOperator):
     def execute_complete(self, context: Any, event: dict[str, Any]) -> str:
         return event["instant_time"]
 
+    def waited_for(self) -> str:
+        actions = self.action if isinstance(self.action, str | None) else "/".join(self.action)
+        what = f"{self.state.lower()} {actions or 'instant'}"
+        if self.instant_time:
+            what += f" at {self.instant_time}"
+        if self.after_instant:
+            what += f" newer than {self.after_instant}"
+        elif self.after_checkpoint_of:
+            what += f" newer than the checkpoint of {self.after_checkpoint_of}"
+        return f"{what} on {self._hook().base_path}"
 
-class HudiCompactionDueSensor(BaseSensorOperator):
+
+class HudiCompactionDueSensor(_SaysWhatItWaitedFor):
     """Waits until the table's compaction trigger (hoodie.compact.inline.trigger.strategy with
     its delta-commit and elapsed-time thresholds) says a compaction is due, or a plan is
     pending. Runs in reschedule mode by default: the thresholds move slowly."""
@@ -133,3 +172,7 @@ class HudiCompactionDueSensor(BaseSensorOperator):
     def poke(self, context: Any) -> bool:
         hook = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
         return bool(hook.pending_compactions()) or hook.compaction_due()
+
+    def waited_for(self) -> str:
+        hook = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+        return f"compaction due or pending on {hook.base_path}"

@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_core.config import Options
+from hudi_core.config import archival_options as A
 from spark_jobs import cli
 
 JOB = "archive"
@@ -20,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     table = cli.job_table(JOB, args)
     archived = table.archive()
     newest = archived[-1].timestamp if archived else None
+    options = Options(table.config.properties, table.options)
     return cli.result(
         JOB,
         args.base_path,
@@ -27,7 +30,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "archive" if archived else None,
         "COMPLETED" if archived else None,
         instants_archived=len(archived),
+        oldest_archived=archived[0].timestamp if archived else None,
         active_instants=len(table.timeline()),
+        keep_min_commits=options.get_option(A.MIN_COMMITS),
+        keep_max_commits=options.get_option(A.MAX_COMMITS),
     )
 
 

@@ -13,9 +13,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_core import HudiTable
+from hudi_core.config import Options
+from hudi_core.config import cleaner_options as CL
 from spark_jobs import cli
 
 JOB = "clean"
+# What each cleaner policy keeps the latest of, and the option saying how many.
+RETAINED = {
+    "KEEP_LATEST_COMMITS": ("commits", CL.COMMITS_RETAINED),
+    "KEEP_LATEST_FILE_VERSIONS": ("file versions", CL.FILE_VERSIONS_RETAINED),
+    "KEEP_LATEST_BY_HOURS": ("hours", CL.HOURS_RETAINED),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -23,15 +32,27 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     table = cli.job_table(JOB, args)
     instant_time = table.clean()
     if instant_time is None:
-        return cli.result(JOB, args.base_path, None, files_deleted=0)
+        return cli.result(JOB, args.base_path, None, files_deleted=0, **retention(table))
     instant, metadata = cli.avro_metadata_of(table, instant_time)
+    partitions = metadata["partitionMetadata"].values()
     return cli.result(
         JOB,
         args.base_path,
         instant,
         files_deleted=metadata["totalFilesDeleted"],
+        files_failed=sum(len(p["failedDeleteFiles"]) for p in partitions),
+        partitions=sum(1 for p in partitions if p["successDeleteFiles"]),
         earliest_commit_to_retain=metadata["earliestCommitToRetain"] or None,
+        **retention(table),
     )
+
+
+def retention(table: HudiTable) -> dict[str, Any]:
+    """The cleaner policy and what it keeps (e.g. the latest 10 commits)."""
+    options = Options(table.config.properties, table.options)
+    policy = options.get_option(CL.POLICY)
+    unit, option = RETAINED[policy]
+    return {"policy": policy, "retained": options.get_option(option), "retained_unit": unit}
 
 
 if __name__ == "__main__":

@@ -15,17 +15,29 @@ Every job checks its arguments, the base path and the table name before it start
 wrong one costs a second, one line of error and the FAILED result line, not a JVM's start-up.
 Apache Hudi's flag names are aliases where they mean the same (`--target-base-path`,
 `--target-table`; HoodieCompactor's `-sp`, `-tn`, `-ms`).
+
+Spark's own logging is at WARN unless `--log-level` (or HUDI_SPARK_LOG_LEVEL) names another
+log4j level; the lines the JVM logs before the session exists follow it when spark-submit runs
+with `submit_env` (SPARK_SUBMIT_OPTS naming spark_jobs/log4j2.properties). A session a job starts
+keeps its SQL warehouse out of the working directory: under HUDI_SPARK_WORK_DIR when set, else
+in a temporary folder removed when the driver exits. Scratch files (spark.local.dir) are in the
+system's temporary folder, as Spark's default; `submit_env` puts them under HUDI_SPARK_WORK_DIR.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import logging
 import os
+import shutil
 import sys
+import tempfile
+import time
 import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jproperties import Properties
@@ -39,6 +51,18 @@ if TYPE_CHECKING:  # pyspark is imported when a job starts Spark, after its chec
     from pyspark.sql import SparkSession
 
 _LOG = logging.getLogger("spark_jobs")
+
+# Spark's log level: --log-level, else this variable, else WARN (log4j's level names).
+LOG_LEVEL_ENV = "HUDI_SPARK_LOG_LEVEL"
+LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+DEFAULT_LOG_LEVEL = "WARN"
+# The folder of the SQL warehouse (and, through submit_env, the scratch files) of the sessions
+# jobs start; else a temporary one per driver, removed when it exits.
+WORK_DIR_ENV = "HUDI_SPARK_WORK_DIR"
+# The JVM's logging from its start, before a job can set a level (see submit_env).
+LOG4J2_CONFIG = Path(__file__).resolve().with_name("log4j2.properties")
+_WAREHOUSE = "spark.sql.warehouse.dir"
+_session_log_level: str | None = None  # run()'s --log-level, for the session a job starts
 
 
 class JobArgumentParser(argparse.ArgumentParser):
@@ -89,7 +113,52 @@ def parser(job: str, description: str) -> argparse.ArgumentParser:
         "-ms",
         help="the Spark master when not run by spark-submit (then local[*] if not given)",
     )
+    parsed.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help=f"Spark's log level (log4j's names; else ${LOG_LEVEL_ENV}, else {DEFAULT_LOG_LEVEL})",
+    )
     return parsed
+
+
+def log_level(flag: str | None = None) -> str:
+    """Spark's log level: `flag` (--log-level), else HUDI_SPARK_LOG_LEVEL, else WARN."""
+    source = "--log-level" if flag else LOG_LEVEL_ENV
+    given = flag or os.environ.get(LOG_LEVEL_ENV)
+    level = (given or DEFAULT_LOG_LEVEL).strip().upper()
+    if level not in LOG_LEVELS:
+        raise InvalidOptionError(f"{source} must be one of {', '.join(LOG_LEVELS)}, not {given!r}")
+    return level
+
+
+def submit_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` (a spark-submit's environment) with SPARK_SUBMIT_OPTS naming log4j2.properties,
+    so that the lines Spark logs while its context starts follow HUDI_SPARK_LOG_LEVEL too; and
+    with HUDI_SPARK_WORK_DIR set, SPARK_LOCAL_DIRS under it (the driver's scratch files).
+
+    SPARK_SUBMIT_OPTS, not spark.driver.extraJavaOptions: it reaches the JVM spark-submit
+    starts here (the driver in client mode), never a driver elsewhere that lacks the file.
+    A logging configuration of the deployment's own (in SPARK_SUBMIT_OPTS or the Spark conf
+    folder) is left alone. SPARK_LOCAL_DIRS, not spark.local.dir: Spark warns of that one."""
+    merged, env = {**os.environ, **env}, dict(env)
+    if merged.get(WORK_DIR_ENV) and not merged.get("SPARK_LOCAL_DIRS"):
+        env["SPARK_LOCAL_DIRS"] = str(Path(merged[WORK_DIR_ENV]).resolve() / "local")
+    options = merged.get("SPARK_SUBMIT_OPTS", "")
+    if "log4j2.configurationFile" in options or _deployment_log4j2(merged):
+        return env
+    quiet = f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}"
+    return {**env, "SPARK_SUBMIT_OPTS": f"{options} {quiet}".strip()}
+
+
+def _deployment_log4j2(env: dict[str, str]) -> bool:
+    """Whether the Spark conf folder spark-submit reads holds a log4j2 configuration."""
+    folder = env.get("SPARK_CONF_DIR") or (
+        os.path.join(env["SPARK_HOME"], "conf") if env.get("SPARK_HOME") else None
+    )
+    if not folder:
+        return False
+    return any(Path(folder, name).is_file() for name in ("log4j2.properties", "log4j2.xml"))
 
 
 def check_table(args: argparse.Namespace) -> None:
@@ -137,17 +206,65 @@ def spark_session(
 ) -> SparkSession:
     """The running session (tests, notebooks), else a new one; spark-submit's settings rule.
     `config` applies to a new session only (static settings such as the catalog)."""
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers use this interpreter
     builder = SparkSession.builder.appName(f"hudi-{job}")
-    for key, value in (config or {}).items():
+    settings, temporary = dict(config or {}), None
+    if SparkContext._active_spark_context is None:  # a new session: static settings apply
+        defaults, temporary = _new_session_settings(settings)
+        settings = {**defaults, **settings}
+    for key, value in settings.items():
         builder = builder.config(key, value)
     if master:
         builder = builder.master(master)
     elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not started by spark-submit
         builder = builder.master("local[*]")
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    if temporary is not None:  # registered last, so run before pyspark's own exit handlers
+        atexit.register(_remove_work_dir, temporary)
+    return session
+
+
+def _new_session_settings(config: dict[str, str]) -> tuple[dict[str, str], Path | None]:
+    """The log level, and the warehouse out of the working directory, for a session this
+    job starts (what spark-submit was given wins); and the temporary folder made for it."""
+    given = _submitted_settings()
+    settings: dict[str, str] = {}
+    if "spark.log.level" not in given:
+        settings["spark.log.level"] = _session_log_level or log_level()
+    configured = os.environ.get(WORK_DIR_ENV)
+    # Spark's Hive catalog on Derby in the working directory (hive_sync's spark mode without
+    # --metastore-dir) records its warehouse's folders: they must outlive this driver.
+    hive_in_cwd = config.get("spark.sql.catalogImplementation") == "hive" and not configured
+    if _WAREHOUSE in given or _WAREHOUSE in config or hive_in_cwd:
+        return settings, None
+    folder = Path(configured or tempfile.mkdtemp(prefix="hudi-spark-")).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    settings[_WAREHOUSE] = str(folder / "warehouse")
+    return settings, None if configured else folder
+
+
+def _submitted_settings() -> set[str]:
+    """The spark.* settings spark-submit gave this driver (--conf, spark-defaults.conf): in
+    its JVM, already running when the job starts. None without spark-submit (no JVM yet)."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return set()
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM; starts nothing
+    return {key for key, _ in SparkConf().getAll()}
+
+
+def _remove_work_dir(folder: Path) -> None:
+    """Stops the session first, so that Spark does not write in a folder going away."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is not None:
+        context.stop()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def open_table(spark: SparkSession, args: argparse.Namespace, options: dict) -> HudiTable:
@@ -206,12 +323,17 @@ def result(
 
 def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[str] | None) -> int:
     """Runs a job's main and prints its result as the last line: 0 on success, else 1."""
+    global _session_log_level
+    started = time.monotonic()
+    early = _early_arguments(argv)
     # Only our own loggers at INFO: under spark-submit the driver's stderr is merged into its
     # stdout, and py4j logs at INFO when the interpreter exits, after the result line.
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    for name in ("hudi_core", "spark_jobs"):
-        logging.getLogger(name).setLevel(logging.INFO)
     try:
+        _session_log_level = log_level(early.log_level)
+        ours = logging.DEBUG if _session_log_level in ("DEBUG", "TRACE", "ALL") else logging.INFO
+        for name in ("hudi_core", "spark_jobs"):
+            logging.getLogger(name).setLevel(ours)
         outcome = main(argv)
         code = 0
     except SystemExit:  # argparse: --help
@@ -225,7 +347,8 @@ def run(job: str, main: Callable[[Sequence[str] | None], dict], argv: Sequence[s
         # What went wrong while cleaning up after the failure (a rollback that failed too).
         outcome.update({"notes": exc.__notes__} if getattr(exc, "__notes__", None) else {})
         code = 1
-    result_file = _result_file(argv)
+    outcome["duration_s"] = round(time.monotonic() - started, 1)
+    result_file = early.result_file
     if result_file:
         try:
             write_result_file(result_file, outcome)
@@ -243,9 +366,11 @@ def write_result_file(location: str, outcome: dict[str, Any]) -> None:
         stream.write(json.dumps(outcome, sort_keys=True).encode("utf-8"))
 
 
-def _result_file(argv: Sequence[str] | None) -> str | None:
-    """--result-file, read even when the job's own arguments did not parse."""
+def _early_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    """--result-file and --log-level, read even when the job's own arguments do not parse
+    (and before the job starts its session)."""
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--result-file")
+    early.add_argument("--log-level")
     known, _ = early.parse_known_args(argv)
-    return known.result_file
+    return known

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hudi_core import HudiTable
+from hudi_core.config import Options
 from hudi_core.config import clustering_options as K
 from spark_jobs import cli, planned_service_job
 
@@ -31,8 +32,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.layout:
         options[K.LAYOUT_STRATEGY.key] = args.layout
     return planned_service_job.run_modes(
-        JOB, args, options, lambda table: table.clustering, _describe
+        JOB, args, options, lambda table: table.clustering, _describe, plan_limits
     )
+
+
+def plan_limits(table: HudiTable) -> dict[str, Any]:
+    """What makes a file slice a clustering candidate: a base file under this size."""
+    options = Options(table.config.properties, table.options)
+    return {"small_file_limit": options.get_option(K.SMALL_FILE_LIMIT)}
 
 
 def _describe(table: HudiTable, instant_time: str) -> dict[str, Any]:

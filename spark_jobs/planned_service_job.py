@@ -47,8 +47,10 @@ def run_modes(
     options: dict[str, str],
     service: Callable[[HudiTable], PlannedService],
     describe: Callable[[HudiTable, str], dict[str, Any]],
+    why_none: Callable[[HudiTable], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Plans and/or executes on a Spark session as --mode says; the result line."""
+    """Plans and/or executes on a Spark session as --mode says; the result line. When there
+    is nothing to plan, `why_none` gives the counts saying why (the trigger's state)."""
     config = {"spark.executor.memory": args.spark_memory} if args.spark_memory else None
     spark = cli.spark_session(job, args.spark_master, config)
     table = cli.open_table(spark, args, options)
@@ -56,10 +58,19 @@ def run_modes(
     if args.mode in ("schedule", "scheduleAndExecute"):
         instant_time = service(table).schedule()
         if instant_time is None:
-            return cli.result(job, args.base_path, None, file_groups=0)
+            return _nothing(job, args, service(table), why_none(table) if why_none else {})
         if args.mode == "schedule":
             return describe(table, instant_time)
     done = service(table).run(instant_time, order=args.seq)
     if done is None:
-        return cli.result(job, args.base_path, None, file_groups=0)
+        return _nothing(job, args, service(table), {})
     return describe(table, done)
+
+
+def _nothing(
+    job: str, args: argparse.Namespace, service: PlannedService, why: dict[str, Any]
+) -> dict[str, Any]:
+    """The result of a run that planned and executed nothing: its mode, the plans left
+    pending (scheduleAndExecute executes only the plan it makes) and why none was made."""
+    counts = {"file_groups": 0, "mode": args.mode, "pending": len(service.pending()), **why}
+    return cli.result(job, args.base_path, None, **counts)

@@ -1,8 +1,8 @@
 """A Spark job's result reaches its operator through the result file, never through the
 spark-submit output: a stand-in `spark-submit` (no JVM) runs spark_jobs' result hand-over
 (`cli.run`, which writes `--result-file`) and prints a result line of its own that must be
-ignored. The operator pushes the result to XCom, fails with the job's own error, and removes
-the file afterwards."""
+ignored. The operator pushes the result to XCom, logs it in words, fails with the job's own
+error, and removes the file afterwards."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 from airflow.sdk.exceptions import AirflowException
+from structlog.testing import capture_logs
 
 from hudi_airflow.operators import HudiCleanOperator
+from spark_jobs.cli import LOG4J2_CONFIG
 from tests.airflow.test_plugin_parts import FakeTaskInstance
 
 pytestmark = pytest.mark.slow  # each run starts a Python that imports spark_jobs
@@ -70,8 +72,23 @@ def test_the_result_reaches_xcom_through_the_result_file(tmp_path, spark_submit)
     outcome = {"job": "clean", "status": "SUCCEEDED", "instant_time": INSTANT, "counts": {}}
     ti = FakeTaskInstance()
     result = _clean(tmp_path, spark_submit(outcome)).execute({"ti": ti})
+    assert isinstance(result.pop("duration_s"), float)  # cli.run times the job
     assert result == outcome
     assert ti.pushed["instant_time"] == INSTANT
+
+
+def test_the_operator_logs_the_result_in_words_and_quiets_sparks_start(tmp_path, spark_submit):
+    counts = {"files_deleted": 12, "partitions": 2, "policy": "KEEP_LATEST_COMMITS"}
+    outcome = {"job": "clean", "status": "SUCCEEDED", "instant_time": INSTANT, "counts": counts}
+    operator = _clean(tmp_path, spark_submit(outcome))
+    with capture_logs() as logs:
+        operator.execute({"ti": FakeTaskInstance()})
+    logged = [entry["event"] for entry in logs]
+    assert any(line.startswith(f"clean: clean {INSTANT} deleted 12 files in 2") for line in logged)
+    assert any(line.startswith("clean: took ") for line in logged), logged
+    # The JVM's logging from its start follows HUDI_SPARK_LOG_LEVEL (spark_jobs/log4j2.properties).
+    submit_opts = operator.env_vars["SPARK_SUBMIT_OPTS"]
+    assert f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}" in submit_opts
 
 
 def test_the_result_file_goes_to_the_result_dir_and_is_removed_after(tmp_path, spark_submit):

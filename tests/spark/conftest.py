@@ -9,7 +9,7 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     os.environ["PYSPARK_PYTHON"] = sys.executable  # executors run this venv's interpreter
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
@@ -23,6 +23,8 @@ def spark():
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # Not spark-warehouse/ in the checkout the tests run from.
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
