@@ -61,7 +61,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from airflow.sdk import DAG, BaseOperator, Param
+from airflow.sdk import DAG, BaseOperator, CronDataIntervalTimetable, Param
 
 from hudi_airflow.operators import (
     HudiArchiveOperator,
@@ -158,7 +158,8 @@ def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
             raise TablesConfigError(f"table {entry.name} has sources: give the one to ingest")
         source = SourceEntry("", entry.source_path, entry.source_format, entry.schedule)
         arguments = {**_table_arguments(entry, spark=True), **_source_window(entry)}
-        dag = _dag(entry, "ingest", source.schedule, _ingest_params(source, entry.has_upstream))
+        schedule = source.schedule if entry.has_upstream else _interval_schedule(source.schedule)
+        dag = _dag(entry, "ingest", schedule, _ingest_params(source, entry.has_upstream))
     else:
         arguments = {
             **_table_arguments(entry, spark=True),
@@ -172,7 +173,7 @@ def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
         dag = _dag(
             entry,
             f"ingest_{source.name}",
-            source.schedule,
+            _interval_schedule(source.schedule),
             _ingest_params(source),
             tags=["ingest", source.name],
             about=f"ingest from source {source.name}",
@@ -192,6 +193,15 @@ def ingest_dag(entry: TableEntry, source: SourceEntry | None = None) -> DAG:
         if entry.syncs_to_hive:
             ingest >> _hive_sync(entry)
     return dag
+
+
+def _interval_schedule(schedule: str | None) -> str | CronDataIntervalTimetable | None:
+    """A file source's cron schedule as runs with data intervals (a run at 11:00 covers
+    [10:00, 11:00)), as Airflow 2 made them: Airflow 3 makes cron runs without one, and a
+    backfill run ingests the files modified in its interval (HudiIngestOperator)."""
+    if schedule is None or schedule in ("@once", "@continuous"):
+        return schedule
+    return CronDataIntervalTimetable(schedule, timezone="UTC")
 
 
 def _source_window(entry: TableEntry) -> dict[str, str]:
@@ -346,7 +356,7 @@ def _hive_sync(entry: TableEntry, watermark: str | None = None) -> HudiHiveSyncO
 def _dag(
     entry: TableEntry,
     kind: str,
-    schedule: str | None,
+    schedule: str | CronDataIntervalTimetable | None,
     params: dict | None = None,
     tags: list[str] | None = None,
     about: str | None = None,

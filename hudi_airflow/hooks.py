@@ -6,19 +6,23 @@ connection of type `hudi`: its host (or extra `base_path`) is the base path, its
 `options` a mapping of hoodie.* options, its extras `lock_provider` and `lock_database_url`
 the lock's (these win over the same keys in `options`). Parameters win over the connection.
 
-Without a lock provider configured, tables use the database lock with optimistic concurrency:
-ingestion, compaction planning and the other services run as separate tasks (separate
-processes) that may overlap. Its database is the one the options name, else HUDI_LOCK_DB_URL,
-else Airflow's own metadata database: this hook resolves that fallback and hands hudi_core
-(and the Spark jobs) the URL explicitly.
+Tables run with optimistic concurrency: ingestion, compaction planning and the other services
+run as separate tasks (separate processes) that may overlap, under the table's lock. Without a
+lock provider configured, the lock follows the table's storage (hudi_core's
+lock_provider_for_storage): a lock file on local and HDFS paths, a lock file written with
+conditional writes on object stores. With HUDI_LOCK_DB_URL set (or a provider and URL in the
+connection or options), the database lock is used. No task ever reads Airflow's metadata
+database: Airflow 3 forbids it in task code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import BaseHook
@@ -28,15 +32,22 @@ from hudi_core.config import PROPERTIES_FILE, Options
 from hudi_core.config import lock_options as L
 from hudi_core.filesystems import SECRET_OPTIONS_ENV, secret_options
 from hudi_core.inspect import InstantInfo
-from hudi_core.lock import DATABASE_URL_ENV
+from hudi_core.lock import (
+    DATABASE_URL_ENV,
+    WRITER_TURN,
+    TableLock,
+    lock_provider,
+    lock_provider_for_storage,
+    lock_timing,
+)
 from hudi_core.services import compaction_due
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline
 
-PLATFORM_DEFAULTS = {
-    L.PROVIDER.key: L.DATABASE,
-    L.CONCURRENCY_MODE.key: "OPTIMISTIC_CONCURRENCY_CONTROL",
-}
+PLATFORM_DEFAULTS = {L.CONCURRENCY_MODE.key: "OPTIMISTIC_CONCURRENCY_CONTROL"}
+# How long a writer waits for its turn (see writer_turn), and how often it asks.
+WRITER_TURN_WAIT = timedelta(hours=6)
+WRITER_TURN_POLL_MS = 2000
 LOCK_URL_ENV = DATABASE_URL_ENV
 # Connection extras with a form field of their own -> the hoodie option each sets.
 EXTRA_OPTIONS = {"lock_provider": L.PROVIDER.key, "lock_database_url": L.DATABASE_URL.key}
@@ -82,18 +93,17 @@ class HudiTableHook(BaseHook):
 
     @property
     def options(self) -> dict[str, str]:
-        """The platform defaults, the connection's options, then the task's."""
-        return {**PLATFORM_DEFAULTS, **self._connection_settings[1], **self._options}
+        """The platform defaults, the connection's options, then the task's; the lock, when
+        none of them names one, as default_lock_provider says."""
+        options = {**PLATFORM_DEFAULTS, **self._connection_settings[1], **self._options}
+        if not str(options.get(L.PROVIDER.key) or "").strip():
+            options[L.PROVIDER.key] = default_lock_provider(self.base_path, options)
+        return options
 
     def in_process_options(self) -> dict[str, str]:
-        """The options for hudi_core in this process: a database lock without a URL of its
-        own gets Airflow's metadata database."""
-        options = self.options
-        if _uses_database_lock(options) and not options.get(L.DATABASE_URL.key):
-            url = lock_database_url()
-            if url:
-                options[L.DATABASE_URL.key] = url
-        return options
+        """The options for hudi_core in this process (the same as options: hudi_core reads
+        HUDI_LOCK_DB_URL itself)."""
+        return self.options
 
     def spark_options(self) -> dict[str, str]:
         """The options a spark-submit gets on its command line: all but the lock database's
@@ -110,9 +120,25 @@ class HudiTableHook(BaseHook):
         if secrets:
             env[SECRET_OPTIONS_ENV] = json.dumps(secrets)
         if _uses_database_lock(self.options):
-            url = self.options.get(L.DATABASE_URL.key) or lock_database_url()
+            url = self.options.get(L.DATABASE_URL.key) or os.environ.get(LOCK_URL_ENV)
             env.update({LOCK_URL_ENV: url} if url else {})
         return env
+
+    def writer_turn(self, max_wait: timedelta | None = None) -> TableLock:
+        """The table's writer turn: a lock beside the table lock, in the same medium, that
+        writers hold for a whole write so that writers of one table (a backfill's concurrent
+        runs, several sources) write one after another instead of failing each other at
+        commit. Waits up to `max_wait` (default WRITER_TURN_WAIT), then raises LockError."""
+        options = Options(self.in_process_options())
+        storage = Storage(self.base_path, options=options)
+        wait_ms = int((max_wait or WRITER_TURN_WAIT).total_seconds() * 1000)
+        timing = dataclasses.replace(
+            lock_timing(options),
+            wait_time_ms=min(wait_ms, 60_000),
+            wait_between_retries_ms=WRITER_TURN_POLL_MS,
+            num_retries=max(0, wait_ms // 60_000 - 1),
+        )
+        return TableLock(lock_provider(storage, options, WRITER_TURN), timing)
 
     def get_conn(self) -> HudiTable:
         return HudiTable.open(self.base_path, self.in_process_options())
@@ -179,14 +205,13 @@ class HudiTableHook(BaseHook):
         return {"compaction": table.compaction, "clustering": table.clustering}[service].pending()
 
 
-def lock_database_url() -> str | None:
-    """The database the lock rows live in: HUDI_LOCK_DB_URL, else Airflow's metadata DB (the
-    fallback hudi_core does not know of: it reads only its option and HUDI_LOCK_DB_URL)."""
-    if os.environ.get(LOCK_URL_ENV):
-        return os.environ[LOCK_URL_ENV]
-    from airflow.configuration import conf
-
-    return conf.get("database", "sql_alchemy_conn", fallback=None)
+def default_lock_provider(base_path: str, options: dict[str, str]) -> str:
+    """The lock of a table whose settings name none: the database lock when the deployment
+    names a lock database (HUDI_LOCK_DB_URL, or the lock URL option), else the lock that
+    follows the table's storage, which needs nothing beyond the table's own storage."""
+    if os.environ.get(LOCK_URL_ENV) or options.get(L.DATABASE_URL.key):
+        return L.DATABASE
+    return lock_provider_for_storage(base_path, options)
 
 
 def _uses_database_lock(options: dict[str, str]) -> bool:

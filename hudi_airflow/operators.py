@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,10 @@ from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 import spark_jobs
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.job_result import job_result_file
+from hudi_airflow.task_summary import log_skip, log_summary, planning_result
 from hudi_airflow.ui.airflow_links import commit_options
 from hudi_core import CompactionOrder, InvalidOptionError, TableType, WriteOperation
+from spark_jobs.cli import submit_env
 
 SPARK_JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
 
@@ -53,6 +57,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     ui_color = "#e8f0fe"
     # Whether the job's commits record the task instance (jobs that make commits).
     records_task_instance = False
+    # Whether the job writes rows, and so waits for the table's writer turn (services do not:
+    # they overlap writes under optimistic concurrency).
+    takes_writer_turn = False
 
     def __init__(
         self,
@@ -88,8 +95,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             *_hoodie_conf(table.spark_options()),
             *self.job_arguments(context),
         ]
-        self.env_vars = {**_python_env(), **table.spark_env(), **(self.env_vars or {})}
-        with job_result_file(self.result_dir) as result_file:
+        # submit_env: Spark's start-up logging at the task's level too (HUDI_SPARK_LOG_LEVEL).
+        self.env_vars = submit_env({**_python_env(), **table.spark_env(), **(self.env_vars or {})})
+        with job_result_file(self.result_dir) as result_file, self._turn(table):
             self.application_args += ["--result-file", result_file.location]
             try:
                 super().execute(context)
@@ -99,8 +107,22 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             result = result_file.read()
         if result is None or result.get("status") != "SUCCEEDED":
             raise AirflowException(self._failure(result, None))
+        log_summary(self.log, self.job, result)  # what the job did, in words
         context["ti"].xcom_push(key="instant_time", value=result.get("instant_time"))
         return result
+
+    @contextmanager
+    def _turn(self, table: HudiTableHook) -> Iterator[None]:
+        """The table's writer turn for jobs that write (see HudiTableHook.writer_turn), held
+        from before spark-submit starts until it ends; nothing for the services."""
+        if not self.takes_writer_turn:
+            yield
+            return
+        self.log.info("waiting for the writer turn of %s", table.base_path)
+        asked = time.monotonic()
+        with table.writer_turn(self.execution_timeout):
+            self.log.info("took the writer turn after %.1f s", time.monotonic() - asked)
+            yield
 
     def _failure(self, result: dict[str, Any] | None, submit_error: Exception | None) -> str:
         if result is not None and result.get("error"):
@@ -115,6 +137,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 class HudiIngestOperator(HudiSparkJobOperator):
     """Ingests the source files that arrived since the last checkpoint (or, for a backfill,
     those modified in [modified_since, modified_until)); creates the table on first use.
+    A run made by an Airflow backfill ingests the files modified in its data interval and
+    leaves the checkpoint alone (modified_since/until, when given, win).
 
     One of several sources of a table: `source_id` names it (its checkpoint is its own, see
     spark_jobs/ingest.py), `source_columns` the columns its batches keep beside the record
@@ -134,6 +158,7 @@ class HudiIngestOperator(HudiSparkJobOperator):
         "transformer_sql",
     )
     records_task_instance = True
+    takes_writer_turn = True
 
     def __init__(
         self,
@@ -169,6 +194,17 @@ class HudiIngestOperator(HudiSparkJobOperator):
         self.transformer_sql = transformer_sql
 
     def job_arguments(self, context: Any) -> list[str]:
+        since, until = self.modified_since, self.modified_until
+        window = backfill_window(context) if self.source_format != "hudi" else None
+        if since or until:
+            window = None  # a window given by hand (the run's params) wins
+        if window is not None:
+            since, until = window
+            self.log.info(
+                "backfill run: ingesting the files modified in [%s, %s); the checkpoint stays",
+                since,
+                until,
+            )
         flags = {
             "--source-path": self.source_path,
             "--source-format": self.source_format,
@@ -178,13 +214,13 @@ class HudiIngestOperator(HudiSparkJobOperator):
             "--record-key-field": self.record_key_field,
             "--partition-path-field": self.partition_path_field,
             "--precombine-field": self.precombine_field,
-            "--modified-since": self.modified_since,
-            "--modified-until": self.modified_until,
+            "--modified-since": since,
+            "--modified-until": until,
             "--source-id": self.source_id,
             "--source-columns": ",".join(self.source_columns or []),
             "--transformer-sql": self.transformer_sql,
         }
-        return _flags(flags)
+        return _flags(flags) + (["--keep-checkpoint"] if window is not None else [])
 
 
 class _HudiExecutePlanOperator(HudiSparkJobOperator):
@@ -252,6 +288,7 @@ class HudiBootstrapOperator(HudiSparkJobOperator):
 
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "source_path")
     records_task_instance = True
+    takes_writer_turn = True
 
     def __init__(
         self,
@@ -318,7 +355,9 @@ class HudiHiveSyncOperator(HudiSparkJobOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
         if not table.exists():
-            raise AirflowSkipException(f"no table at {table.base_path} yet: nothing to sync")
+            reason = f"no table at {table.base_path} yet: nothing to sync"
+            log_skip(self.log, self.job, reason)
+            raise AirflowSkipException(reason)
         return super().execute(context)
 
     def job_arguments(self, context: Any) -> list[str]:
@@ -352,17 +391,20 @@ class _HudiScheduleServiceOperator(BaseOperator):
     def execute(self, context: Any) -> str:
         table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
         if not table.exists():
-            raise AirflowSkipException(f"no table at {table.base_path} yet: no {self.service}")
-        planned = getattr(table.get_conn(), self.service).schedule()
-        if planned is not None:
-            self.log.info("planned %s %s", self.service, planned)
+            reason = f"no table at {table.base_path} yet: no {self.service}"
+            log_skip(self.log, self.service, reason)
+            raise AirflowSkipException(reason)
+        hudi_table = table.get_conn()
+        planned = getattr(hudi_table, self.service).schedule()
         pending = table.pending_plans(self.service)
-        if not pending:
-            raise AirflowSkipException(f"no {self.service} is due and none is pending")
-        chosen = pending[0] if self.seq is CompactionOrder.FIFO else pending[-1]
-        self.log.info(
-            "%s to execute: %s (%s of %d pending)", self.service, chosen, self.seq, len(pending)
-        )
+        chosen = None
+        if pending:
+            chosen = pending[0] if self.seq is CompactionOrder.FIFO else pending[-1]
+        outcome = planning_result(hudi_table, self.service, planned, pending, chosen, self.seq)
+        # What was planned, or why not, logged before a skip (its message shows poorly).
+        lines = log_summary(self.log, f"schedule_{self.service}", outcome)
+        if chosen is None:
+            raise AirflowSkipException(lines[-1])
         context["ti"].xcom_push(key="instant_time", value=chosen)
         return chosen
 
@@ -377,6 +419,20 @@ class HudiScheduleClusteringOperator(_HudiScheduleServiceOperator):
     """Plans a clustering if some file slices qualify (see _HudiScheduleServiceOperator)."""
 
     service = "clustering"
+
+
+def backfill_window(context: Any) -> tuple[str, str] | None:
+    """The data interval of a run made by a backfill (`airflow backfill create`, or Backfill
+    in the UI), as ISO times; None for scheduled, manual and asset-triggered runs, which
+    follow the checkpoint. Backfills are of intervals: a run without one has no window."""
+    dag_run = context.get("dag_run")
+    run_type = getattr(getattr(dag_run, "run_type", None), "value", None) or str(
+        getattr(dag_run, "run_type", "")
+    )
+    start, end = context.get("data_interval_start"), context.get("data_interval_end")
+    if run_type != "backfill" or start is None or end is None or start >= end:
+        return None
+    return start.isoformat(), end.isoformat()
 
 
 def _flags(flags: dict[str, str | None]) -> list[str]:

@@ -26,14 +26,18 @@ CONNECTION_FIELDS: dict[str, dict[str, Any]] = {
     },
     "lock_provider": {
         "label": "Lock provider",
-        "description": "hoodie.write.lock.provider: database (the default), file_system, "
-        "in_process, or the dotted path of a hudi_core.lock.LockProvider class.",
+        "description": "hoodie.write.lock.provider: file_system, storage (conditional writes "
+        "on object stores), database, in_process, or the dotted path of a "
+        "hudi_core.lock.LockProvider class. Empty: database when HUDI_LOCK_DB_URL is set, else "
+        "the lock that follows the table's storage (file_system locally and on HDFS, storage "
+        "on object stores).",
         "schema": {"type": ["string", "null"]},
     },
     "lock_database_url": {
         "label": "Lock database URL",
         "description": "The database lock's SQLAlchemy URL (default: the HUDI_LOCK_DB_URL "
-        "environment variable, else Airflow's metadata database).",
+        "environment variable). Airflow's metadata database is never used: Airflow 3 tasks "
+        "may not reach it.",
         "schema": {"type": ["string", "null"], "format": "password"},
     },
 }

@@ -11,7 +11,9 @@ with `--op`, and records the new checkpoint in that commit; a run with no new fi
 nothing. The table is created (from --table-type and the field flags) if absent.
 `--continuous` repeats, a round at most every --min-sync-interval-seconds.
 A backfill takes the files modified in [--modified-since, --modified-until) instead (ISO dates
-or times); it moves the checkpoint only when it covered everything after it.
+or times); it moves the checkpoint only when it covered everything after it, and never with
+--keep-checkpoint (a native Airflow backfill run: its commit records no checkpoint, so the
+table's stays the newest one recorded before, for us and for Apache Hudi's streamer alike).
 
 HoodieStreamer's flag names work too: --target-base-path, --target-table, --source-ordering-field
 (= --precombine-field), --checkpoint (resume from it instead of the table's) and --filter-dupes
@@ -120,11 +122,13 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
     source = {"source": source_id} if source_id else {}
     checkpoint = checkpoint or last_checkpoint(table, source_id)
     batch = _batch(spark, table, args, checkpoint)
-    if batch.rows is None:
+    if batch.rows is None:  # its `checkpoint`: the one it resumed after
         return cli.result(
             JOB, args.base_path, None, **batch.counts, checkpoint=checkpoint, **source
         )
-    extra = {CHECKPOINT_KEY: checkpoint_value(batch.checkpoint, source_id)}
+    read = _read_counts(args, batch, checkpoint)
+    keep = getattr(args, "keep_checkpoint", False)
+    extra = {} if keep else {CHECKPOINT_KEY: checkpoint_value(batch.checkpoint, source_id)}
     with transformed(spark, batch.rows, getattr(args, "transformer_sql", None)) as rows:
         columns = getattr(args, "source_columns", None)
         if columns:
@@ -133,21 +137,38 @@ def ingest_once(spark, table: HudiTable, args, checkpoint: str | None = None) ->
             rows, args.op, extra_metadata=extra, input_bytes=batch.input_bytes
         )
     if instant_time is None:
-        return cli.result(JOB, args.base_path, None, **batch.counts, **source)
+        return cli.result(JOB, args.base_path, None, **batch.counts, **read, **source)
     commit = table.inspect.commit(instant_time)
     return cli.result(
         JOB,
         args.base_path,
         commit.instant,
         **batch.counts,
+        **read,
         checkpoint=batch.checkpoint,
         **source,
+        operation=commit.operation_type,
         rows_written=commit.totals.rows_written,
         inserts=commit.totals.rows_inserted,
         updates=commit.totals.rows_updated,
         deletes=commit.totals.rows_deleted,
         file_groups=len({(f.partition, f.file_id) for p in commit.partitions for f in p.files}),
     )
+
+
+def _read_counts(args, batch: _Batch, since: str | None) -> dict[str, Any]:
+    """What a round read, for its result line: from where, after which checkpoint (or in
+    which backfill window), how many bytes."""
+    window = {
+        "modified_since": getattr(args, "modified_since", None),
+        "modified_until": getattr(args, "modified_until", None),
+    }
+    return {
+        "source_path": args.source_path,
+        "since_checkpoint": since,
+        "bytes_read": batch.input_bytes or 0,
+        **{key: value for key, value in window.items() if value},
+    }
 
 
 @dataclass(frozen=True)
@@ -283,7 +304,10 @@ def _check(args) -> bool:
         raise InvalidOptionError(
             f"--checkpoint {args.checkpoint!r} is not a checkpoint of this source ({unit})"
         )
-    _window(args)
+    if _window(args) is None and args.keep_checkpoint and args.source_format != HUDI:
+        raise InvalidOptionError(
+            "--keep-checkpoint is for backfills: give --modified-since or --modified-until"
+        )
     if args.source_format == HUDI:
         _check_upstream(args)
     try:
@@ -300,6 +324,7 @@ def _check_upstream(args) -> None:
         ("--modified-since", args.modified_since),
         ("--modified-until", args.modified_until),
         ("--source-limit", args.source_limit),
+        ("--keep-checkpoint", args.keep_checkpoint or None),
     ):
         if value is not None:
             raise InvalidOptionError(
@@ -471,6 +496,11 @@ def _arguments(argv: Sequence[str] | None):
     )
     parser.add_argument("--modified-since", help="backfill: files modified at or after (ISO)")
     parser.add_argument("--modified-until", help="backfill: files modified before (ISO)")
+    parser.add_argument(
+        "--keep-checkpoint",
+        action="store_true",
+        help="backfill: record no checkpoint, whatever the window covered (needs a window)",
+    )
     parser.add_argument("--continuous", action="store_true", help="keep ingesting in rounds")
     parser.add_argument(
         "--min-sync-interval-seconds",

@@ -86,7 +86,8 @@ def new_files(
             f"--source-format {source_format} is not one of {', '.join(FORMATS)}"
         )
     filesystem, root = filesystem_for(source_path, options)
-    selector = pafs.FileSelector(root, recursive=True, allow_not_found=False)
+    # A landing folder not made yet (a scheduled run before the first drop) holds no files.
+    selector = pafs.FileSelector(root, recursive=True, allow_not_found=True)
     after = int(checkpoint) if checkpoint else -1
     since, until = (after + 1, 2**63) if window is None else (window.since_ms, window.until_ms)
     found = sorted(

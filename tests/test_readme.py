@@ -48,6 +48,11 @@ STALE_IN_DOCS = [
     "every check runs before an instant is created",  # option checks may come later
     "`s3a://` fails",  # s3a:// is S3 (hudi_core.filesystems)
     "always tags with its own `SIMPLE`",  # the Spark writer honours hoodie.index.type
+    "else Airflow's",  # tasks never read Airflow's metadata database (Airflow 3 forbids it)
+    "Airflow's own metadata database",
+    "Airflow tasks get Airflow's metadata database",
+    "runs triggered from the UI stay queued",  # ./run.sh ui runs the scheduler too
+    "the Airflow provider's default)",  # the default lock follows the storage
 ]
 STALE_PHRASES = {
     SPARK_JOBS_README: [

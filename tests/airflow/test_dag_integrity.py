@@ -59,7 +59,9 @@ def test_the_compose_stacks_dags_import_and_sync_to_its_metastore(monkeypatch):
     assert caught == [], [str(w.message) for w in caught]
     for entry in load_tables(stack_tables):
         ingest = bag.dags[f"{entry.name}_ingest"]
-        assert ingest.schedule == entry.schedule and entry.schedule
+        # Runs with data intervals (a backfill run ingests the files of its interval).
+        assert entry.schedule and ingest.timetable.expression == entry.schedule
+        assert type(ingest.timetable).__name__ == "CronDataIntervalTimetable"
         assert f"{entry.name}_hive_sync" in bag.dag_ids
         sync = ingest.task_dict["hive_sync"]
         assert sync.base_path == entry.base_path and sync.base_path.startswith("s3a://")

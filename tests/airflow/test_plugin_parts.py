@@ -1,5 +1,5 @@
 """The provider's parts on real tables, without Spark: the table hook (parameters,
-connections, the lock database fallback), the sensors and the deferrable trigger, the
+connections, the default lock), the sensors and the deferrable trigger, the
 compaction planner's skip and FIFO/LIFO choice, the operators' job arguments and the task
 instance they record in commits, and the ingest job's backfill window."""
 
@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+from datetime import UTC, datetime
 
 import pytest
 from airflow.sdk.bases.sensor import PokeReturnValue
@@ -18,6 +19,7 @@ from airflow.sdk.exceptions import AirflowSkipException, TaskDeferred
 
 from hudi_airflow.hooks import HudiTableHook
 from hudi_airflow.operators import (
+    HudiBootstrapOperator,
     HudiCleanOperator,
     HudiCompactionOperator,
     HudiHiveSyncOperator,
@@ -26,9 +28,10 @@ from hudi_airflow.operators import (
 )
 from hudi_airflow.sensors import HudiCompactionDueSensor, HudiInstantSensor
 from hudi_airflow.triggers import HudiInstantTrigger
+from hudi_core.config.lock_options import DATABASE, FILE_SYSTEM, STORAGE_BASED
 from hudi_core.config.option import Options
 from hudi_core.errors import InvalidOptionError
-from hudi_core.lock import lock_provider
+from hudi_core.lock import FileSystemLockProvider, lock_provider
 from hudi_core.storage import Storage
 from spark_jobs.cli import hoodie_options
 from spark_jobs.hive_sync import parse_watermark
@@ -63,6 +66,7 @@ def mor_table(tmp_path):
 
 
 def test_hook_takes_base_path_and_options_from_a_connection(monkeypatch, tmp_path):
+    monkeypatch.delenv("HUDI_LOCK_DB_URL", raising=False)
     connection = {
         "conn_type": "hudi",
         "host": str(tmp_path / "t"),
@@ -73,7 +77,8 @@ def test_hook_takes_base_path_and_options_from_a_connection(monkeypatch, tmp_pat
     assert hook.base_path == str(tmp_path / "t")
     assert hook.options["hoodie.cleaner.commits.retained"] == "5"
     assert hook.options["hoodie.keep.min.commits"] == "7"
-    assert hook.options["hoodie.write.lock.provider"] == "hudi_core.lock.DatabaseLockProvider"
+    # No lock configured (HUDI_LOCK_DB_URL unset): the lock follows the local storage.
+    assert hook.options["hoodie.write.lock.provider"] == FILE_SYSTEM
     assert HudiTableHook("hudi_trips", base_path="/elsewhere").base_path == "/elsewhere"
     with pytest.raises(InvalidOptionError, match="no Hudi table given"):
         _ = HudiTableHook().base_path
@@ -95,26 +100,35 @@ def test_hook_takes_the_lock_settings_from_the_connections_form_fields(monkeypat
     assert "hoodie.write.lock.database.url" not in options
 
 
-def test_hook_falls_back_to_airflows_database_for_the_lock_hudi_core_does_not(
-    monkeypatch, tmp_path
-):
-    """hudi_core reads only its option and HUDI_LOCK_DB_URL; the hook adds Airflow's metadata
-    database as the last fallback and passes it on explicitly."""
-    airflow_db = f"sqlite:///{tmp_path / 'airflow.db'}"
+def test_hook_never_reads_airflows_database_for_the_lock(monkeypatch, tmp_path):
+    """Airflow 3 forbids task code its metadata database (the task supervisor sets
+    sql_alchemy_conn to `airflow-db-not-allowed:///`): without a lock configured, the lock
+    follows the table's storage, and nothing reads Airflow's settings."""
     monkeypatch.delenv("HUDI_LOCK_DB_URL", raising=False)
-    monkeypatch.setenv("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", airflow_db)
-    storage = Storage(str(tmp_path / "t"))
-    with pytest.raises(InvalidOptionError, match="HUDI_LOCK_DB_URL"):
-        lock_provider(storage, Options({"hoodie.write.lock.provider": "database"}))
-    hook = HudiTableHook(base_path=str(tmp_path / "t"))
-    options = hook.in_process_options()
-    assert options["hoodie.write.lock.database.url"] == airflow_db
-    assert lock_provider(storage, Options(options)).url == airflow_db
-    assert hook.spark_env() == {"HUDI_LOCK_DB_URL": airflow_db}
-    # HUDI_LOCK_DB_URL, then the table's own option, come before Airflow's database.
+    monkeypatch.setenv("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN", "airflow-db-not-allowed:///")
+    local = HudiTableHook(base_path=str(tmp_path / "t"))
+    assert local.options["hoodie.write.lock.provider"] == FILE_SYSTEM
+    assert "hoodie.write.lock.database.url" not in local.in_process_options()
+    assert local.spark_env() == {}
+    assert isinstance(
+        lock_provider(Storage(str(tmp_path / "t")), Options(local.options)),
+        FileSystemLockProvider,
+    )
+    on_s3 = HudiTableHook(base_path="s3a://lake/t")
+    assert on_s3.options["hoodie.write.lock.provider"] == STORAGE_BASED
+    # What the table's settings name wins; an empty form field names nothing.
+    chosen = HudiTableHook(base_path="/t", options={"hoodie.write.lock.provider": "in_process"})
+    assert chosen.options["hoodie.write.lock.provider"] == "in_process"
+    empty = HudiTableHook(base_path="/t", options={"hoodie.write.lock.provider": ""})
+    assert empty.options["hoodie.write.lock.provider"] == FILE_SYSTEM
+
+
+def test_a_configured_lock_database_is_the_default_lock(monkeypatch):
     monkeypatch.setenv("HUDI_LOCK_DB_URL", "postgresql://locks@db/hudi")
-    assert hook.in_process_options()["hoodie.write.lock.database.url"].endswith("/hudi")
+    assert HudiTableHook(base_path="/t").options["hoodie.write.lock.provider"] == DATABASE
+    monkeypatch.delenv("HUDI_LOCK_DB_URL")
     own = HudiTableHook(base_path="/t", options={"hoodie.write.lock.database.url": "sqlite://"})
+    assert own.options["hoodie.write.lock.provider"] == DATABASE
     assert own.in_process_options()["hoodie.write.lock.database.url"] == "sqlite://"
 
 
@@ -122,8 +136,8 @@ def test_hook_hands_the_lock_database_to_spark_jobs_by_environment(monkeypatch):
     monkeypatch.setenv("HUDI_LOCK_DB_URL", "postgresql://locks@db/airflow")
     hook = HudiTableHook(base_path="/t")
     assert hook.spark_env() == {"HUDI_LOCK_DB_URL": "postgresql://locks@db/airflow"}
-    url = hook.in_process_options()["hoodie.write.lock.database.url"]
-    assert url == "postgresql://locks@db/airflow"
+    # In the worker, hudi_core reads HUDI_LOCK_DB_URL itself.
+    assert hook.in_process_options()["hoodie.write.lock.provider"] == DATABASE
     file_lock = HudiTableHook(base_path="/t", options={"hoodie.write.lock.provider": "file_system"})
     assert file_lock.spark_env() == {}
     # A URL given as an option (it may hold a password) goes by environment too, not argv.
@@ -380,6 +394,61 @@ def test_hive_sync_operator_passes_the_metastore_folder_and_watermark_when_set()
     )
 
 
+def test_a_backfill_run_ingests_its_data_interval_and_keeps_the_checkpoint():
+    """A run made by `airflow backfill create` (run_type backfill) ingests the files modified
+    in its data interval and records no checkpoint; scheduled and manual runs follow the
+    checkpoint; a window given by hand (the run's params) wins over the interval."""
+    from types import SimpleNamespace
+
+    from airflow.utils.types import DagRunType
+
+    def context(run_type: DagRunType) -> dict:
+        return {
+            "dag_run": SimpleNamespace(run_type=run_type),
+            "data_interval_start": datetime(2026, 11, 1, tzinfo=UTC),
+            "data_interval_end": datetime(2026, 11, 2, tzinfo=UTC),
+        }
+
+    ingest = HudiIngestOperator(
+        task_id="ingest", base_path="/lake/t", source_path="/landing/t", source_format="json"
+    )
+    backfill = ingest.job_arguments(context(DagRunType.BACKFILL_JOB))
+    assert backfill[-5:] == [
+        "--modified-since",
+        "2026-11-01T00:00:00+00:00",
+        "--modified-until",
+        "2026-11-02T00:00:00+00:00",
+        "--keep-checkpoint",
+    ]
+    for run_type in (DagRunType.SCHEDULED, DagRunType.MANUAL):
+        arguments = ingest.job_arguments(context(run_type))
+        assert "--modified-since" not in arguments and "--keep-checkpoint" not in arguments
+    by_hand = HudiIngestOperator(
+        task_id="ingest",
+        base_path="/lake/t",
+        source_path="/landing/t",
+        source_format="json",
+        modified_since="2026-10-01",
+    )
+    arguments = by_hand.job_arguments(context(DagRunType.BACKFILL_JOB))
+    assert arguments[-2:] == ["--modified-since", "2026-10-01"]
+    upstream = HudiIngestOperator(
+        task_id="ingest", base_path="/lake/t", source_path="/lake/up", source_format="hudi"
+    )
+    assert "--keep-checkpoint" not in upstream.job_arguments(context(DagRunType.BACKFILL_JOB))
+
+
+def test_the_ingest_job_refuses_to_keep_the_checkpoint_without_a_window(tmp_path):
+    from spark_jobs import ingest
+
+    with pytest.raises(InvalidOptionError, match="--keep-checkpoint is for backfills"):
+        ingest.main(
+            ["--base-path", str(tmp_path / "t"), "--table-name", "t", "--source-path",
+             str(tmp_path), "--source-format", "json", "--record-key-field", "uuid",
+             "--keep-checkpoint"]
+        )  # fmt: skip
+
+
 def test_hive_sync_skips_until_the_table_exists(tmp_path):
     """A scheduled sync before the first ingest: skipped, without starting Spark."""
     sync = HudiHiveSyncOperator(task_id="hive_sync", base_path=str(tmp_path / "none-yet"))
@@ -405,3 +474,43 @@ def test_a_backfill_window_takes_only_its_files_and_keeps_the_checkpoint_honest(
     # A window leaving a gap after the checkpoint must not move it past the gap.
     gap = new_files(str(folder), "json", "1000000", window=Window(2_500_000, 10**13))
     assert names(gap) == ["c.json"] and gap.checkpoint == "1000000"
+
+
+def test_a_landing_folder_not_made_yet_holds_no_files(tmp_path):
+    """A scheduled ingest before the first drop (the folder does not exist yet) finds
+    nothing to ingest instead of failing."""
+    drop = new_files(str(tmp_path / "not-yet"), "parquet", None)
+    assert drop.files == [] and drop.checkpoint is None
+
+
+def test_writers_take_turns_beside_the_table_lock(tmp_path, monkeypatch):
+    """The writer turn is a second lock in the table lock's medium: held by one writer, another
+    owner cannot take it, while the table lock (which services take) stays free."""
+    from datetime import timedelta
+
+    from hudi_core.lock import table_lock
+    from hudi_core.lock.provider import now_ms
+
+    monkeypatch.delenv("HUDI_LOCK_DB_URL", raising=False)
+    base = tmp_path / "t"
+    hook = HudiTableHook(base_path=str(base))
+    turn = hook.writer_turn(timedelta(seconds=2))
+    with turn:
+        assert (base / ".hoodie" / "writer_turn.lock").exists()
+        assert not turn.provider.try_acquire("another-worker", now_ms() + 10_000)
+        with table_lock(Storage(str(base)), Options(hook.options)):
+            assert (base / ".hoodie" / "lock").exists()
+    assert not (base / ".hoodie" / "writer_turn.lock").exists()  # released
+    assert turn.provider.try_acquire("another-worker", now_ms() + 10_000)
+
+    url = f"sqlite:///{tmp_path / 'locks.db'}"
+    on_db = HudiTableHook(base_path=str(base), options={"hoodie.write.lock.database.url": url})
+    storage = Storage(str(base))
+    table_key = lock_provider(storage, Options(on_db.options)).key
+    assert on_db.writer_turn().provider.key == f"{table_key}#writer_turn"
+
+
+def test_only_writing_jobs_wait_for_the_writer_turn():
+    assert HudiIngestOperator.takes_writer_turn and HudiBootstrapOperator.takes_writer_turn
+    for service in (HudiCompactionOperator, HudiCleanOperator, HudiHiveSyncOperator):
+        assert not service.takes_writer_turn
