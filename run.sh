@@ -3,7 +3,8 @@
 #   ./run.sh demo   install into .venv and run the demo (the main job)
 #   ./run.sh test   install into .venv and run the whole test suite
 # then, to look at the demo's DAG runs and task logs and the Hudi view in the Airflow UI:
-#   ./run.sh ui     install like demo and serve the UI on the demo's Airflow home (Ctrl-C stops it)
+#   ./run.sh ui     install like demo and run Airflow (scheduler, dag-processor, triggerer,
+#                   api-server) on the demo's Airflow home (Ctrl-C stops them all)
 # and, for development, the fast tier (no Spark, Hive, Airflow or browser; see tests/conftest.py):
 #   ./run.sh test-fast   install only what it needs into .venv and run it on every core
 # Extra arguments go to the demo, the UI (--workdir, --port) or pytest.
@@ -49,6 +50,16 @@ install_browser() {  # the browser tests' Chromium and ChromeDriver, from Debian
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
 }
 
+install_postgres() {  # the deployment tests' PostgreSQL server binaries, from Debian's packages
+    if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        return
+    fi
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+}
+
 command="${1:-}"
 shift || true
 case "$command" in
@@ -69,6 +80,7 @@ case "$command" in
         restore_pyspark
         compile_bytecode
         install_browser
+        install_postgres
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
     test-fast)

@@ -25,6 +25,7 @@ MODULES = (
     "hudi_airflow.operators",
     "airflow.providers.apache.spark",
     "psycopg2",
+    "asyncpg",  # Airflow's async sessions on PostgreSQL (the postgres extra, docs/deploy.md)
     "fastavro",
     # The stack's lake is on MinIO: hudi_core and the sample-data service reach it through
     # pyarrow's S3 file system (a pyarrow built without S3 lacks this module).

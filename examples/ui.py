@@ -1,12 +1,16 @@
-"""The Airflow UI on the demo's Airflow home: its DAG runs, their task logs, and the Hudi view.
+"""The whole local Airflow on the demo's Airflow home: its DAG runs, their task logs, the Hudi
+view, and the tables' DAGs running on their schedules.
 
     ./run.sh ui [--workdir DIR] [--port 8080]
 
-Starts `airflow api-server` on 127.0.0.1 with the Airflow home `./run.sh demo` left in DIR
-(default: ./data in the repo), the Hudi provider installed (its UI plugin loaded), and the
-simple auth manager with one admin login, then prints the address and the login and stays in
-the foreground until Ctrl-C. Run the demo first: without its Airflow home this exits with a
-message. The demo starts by replacing that home, so stop the UI before running the demo again.
+Starts Airflow's scheduler, dag-processor, triggerer and api-server (LocalExecutor, the api-server
+on 127.0.0.1) with the Airflow home `./run.sh demo` left in DIR (default: ./data in the repo),
+the Hudi provider installed (its UI plugin loaded), and the simple auth manager with one admin
+login; unpauses the tables' DAGs, so they run on their schedules, backfills can be started
+from the UI ("Backfill" on a DAG's page) and deferred sensors resume in the triggerer. It
+prints the address and the login and stays in the foreground until Ctrl-C, which stops every
+process it started. Run the demo first: without its Airflow home this exits with a message.
+The demo starts by replacing that home, so stop the UI before running the demo again.
 """
 
 from __future__ import annotations
@@ -17,18 +21,15 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
-
 from hudi_airflow import local_run
+from hudi_airflow.local_airflow import AirflowComponents, component_settings
 
 REPO = Path(__file__).resolve().parents[1]
 USERNAME = "admin"
-START_TIMEOUT_S = 120
 # The simple auth manager's passwords file, at the place it uses by default.
 PASSWORDS_FILE = "simple_auth_manager_passwords.json.generated"
 
@@ -67,30 +68,17 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def start_api_server(airflow_home: Path, port: int) -> subprocess.Popen:
-    """`airflow api-server` with its output in <home>/api-server.log. Started in the Airflow
-    home, not the checkout: `python -m` puts the working folder on sys.path, and the
-    checkout's egg-info there would make Airflow load the plugin's entry point twice."""
-    command = [sys.executable, "-m", "airflow", "api-server"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
-    with open(airflow_home / "api-server.log", "wb") as log:
-        return subprocess.Popen(command, cwd=airflow_home, stdout=log, stderr=subprocess.STDOUT)
+def unpause_table_dags() -> list[str]:
+    """Unpauses the DAGs of the demo's tables (dag.test() left them paused, Airflow's default
+    for new DAGs); returns their ids."""
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
 
-
-def wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
-            raise SystemExit(f"airflow api-server exited with {process.returncode}:\n{tail}")
-        try:
-            if httpx.get(f"{url}/api/v2/monitor/health", timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass  # not listening yet
-        time.sleep(0.5)
-    process.terminate()
-    raise SystemExit(f"airflow api-server did not answer within {START_TIMEOUT_S} s; see {log}")
+    with create_session() as session:
+        dags = session.query(DagModel).filter(DagModel.dag_id.like("trips_%")).all()
+        for dag in dags:
+            dag.is_paused = False
+        return sorted(dag.dag_id for dag in dags)
 
 
 def serve(workdir: Path, port: int) -> int:
@@ -107,34 +95,34 @@ def serve(workdir: Path, port: int) -> int:
         return 1
     password = admin_password(airflow_home)
     local_run.migrate_database()  # quick when the demo already migrated it
-    process = start_api_server(airflow_home, port)
-    url = f"http://127.0.0.1:{port}"
+    unpaused = unpause_table_dags()
+    env = {**os.environ, **component_settings(port)}
+    components = AirflowComponents(airflow_home, env, port)
     try:
-        wait_until_up(url, process, airflow_home / "api-server.log")
-        print(f"Airflow UI on the demo's Airflow home {airflow_home}:")
+        components.start()
+        components.wait_until_healthy()
+        url = components.url
+        print(f"Airflow (scheduler, dag-processor, triggerer, api-server) on {airflow_home}:")
         print(f"  {url}/   login: {USERNAME} / {password}")
-        print(f"  the Hudi view: {url}/hudi/   (server log: {airflow_home / 'api-server.log'})")
-        print("Ctrl-C stops it.", flush=True)
-        return process.wait()
+        print(f"  the Hudi view: {url}/hudi/   (logs: {airflow_home}/<component>.log)")
+        print(f"  running on their schedules: {', '.join(unpaused) or 'no DAGs yet'}")
+        print("Ctrl-C stops every process started here.", flush=True)
+        while all(p.poll() is None for p in components.processes.values()):
+            time.sleep(1)
+        stopped = [c for c, p in components.processes.items() if p.poll() is not None]
+        print(f"airflow {stopped[0]} stopped; {components.log_tail(stopped[0])}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 0
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     finally:
-        stop(process)
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stops the server (Ctrl-C in a terminal has reached it already; SIGTERM is harmless then)."""
-    if process.poll() is None:
-        process.terminate()
-    try:
-        process.wait(15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        components.stop()
 
 
 def exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # runs the `finally` that stops the server
+    raise SystemExit(128 + signum)  # runs the `finally` that stops the components
 
 
 def main() -> int:

@@ -25,7 +25,7 @@ SHARED_FIXTURES = Path(
 )
 # Every test in these folders gets the marker of the folder's name: it needs what the marker
 # names, and so do the folder's imports.
-MARKED_FOLDERS = ("spark", "hive", "airflow")
+MARKED_FOLDERS = ("spark", "hive", "airflow", "deploy")
 # Tests using these fixtures start what the marker names, wherever they live.
 FIXTURE_MARKERS = {
     "spark": "spark",
@@ -35,7 +35,7 @@ FIXTURE_MARKERS = {
     "browser": "browser",
 }
 JVM_MARKERS = {"spark", "hive"}  # each also gets the umbrella marker `jvm`
-FAST_TIER = "not jvm and not airflow and not browser"
+FAST_TIER = "not jvm and not airflow and not browser and not deploy"
 # The fast tier runs without these; a test importing one is missing its marker.
 FAST_TIER_ABSENT = ("pyspark", "airflow", "selenium", "hmsclient", "pyhive")
 

@@ -1,9 +1,11 @@
-"""Writers and a table service racing in processes of their own, as separate jobs would."""
+"""Processes in tests: writers and a table service racing in processes of their own, as
+separate jobs would; and which processes a test's Airflow left behind."""
 
 from __future__ import annotations
 
 from multiprocessing.process import BaseProcess
 from multiprocessing.synchronize import Event
+from pathlib import Path
 
 
 def run_writers_beside(
@@ -29,3 +31,17 @@ def run_writers_beside(
         for process in processes:
             if process.is_alive():
                 process.terminate()
+
+
+def processes_of_airflow_home(airflow_home: Path) -> list[str]:
+    """The pids of running processes whose environment has AIRFLOW_HOME=`airflow_home` (a
+    component, a task process, a spark-submit JVM started under it)."""
+    mark = f"AIRFLOW_HOME={airflow_home}".encode()
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if mark in environ.read_bytes().split(b"\0"):
+                pids.append(environ.parent.name)
+        except OSError:
+            continue  # gone, or not ours to read
+    return pids

@@ -521,7 +521,9 @@ def pyspark_step_problems(dockerfile_text: str) -> Problems:
         " ".join(step.split())
         for step in re.findall(r"^RUN\s.*?(?<!\\)$", dockerfile_text, re.M | re.S)
     ]
-    project = next((i for i, run in enumerate(runs) if "[airflow,spark,hive]" in run), None)
+    project = next(
+        (i for i, run in enumerate(runs) if "[airflow,spark,hive,postgres]" in run), None
+    )
     reinstall = next(
         (
             i
@@ -862,7 +864,7 @@ def test_pyspark_step_check_catches_a_missing_or_early_reinstall():
     steps = re.split(r"(?=^RUN\s)", dockerfile, flags=re.M)
     reinstall = next(step for step in steps if "--force-reinstall" in step)
     assert pyspark_step_problems(dockerfile.replace(reinstall, ""))
-    project = next(step for step in steps if "[airflow,spark,hive]" in step)
+    project = next(step for step in steps if "[airflow,spark,hive,postgres]" in step)
     swapped = dockerfile.replace(project, "@@").replace(reinstall, project).replace("@@", reinstall)
     assert pyspark_step_problems(swapped)
 

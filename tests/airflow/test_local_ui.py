@@ -1,6 +1,8 @@
 """`./run.sh ui` (examples/ui.py) on an Airflow home where local_run ran a DAG, as the demo
-does: the Hudi view is served, and the task's log lines, which the in-process run wrote to the
-try's log file (hudi_airflow/local_task_logs.py), come back from the api-server's log endpoint.
+does: the four components run (the api-server reports the others healthy), the Hudi view is
+served, the task's log lines, which the in-process run wrote to the try's log file
+(hudi_airflow/local_task_logs.py), come back from the api-server's log endpoint, and Ctrl-C
+stops every process it started.
 The DAG run and the UI run in processes of their own, each with the home it configures."""
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tests.airflow.ui_server import (
     free_port,
     stop_process_group,
 )
+from tests.processes import processes_of_airflow_home
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
 
@@ -139,10 +142,17 @@ def test_the_ui_serves_the_hudi_view_and_the_local_runs_task_log_until_ctrl_c(ui
     # The console (stderr) of the run showed the warning, not the info line.
     assert WARNING_LINE in dag_run.console and INFO_LINE not in dag_run.console
 
+    # The whole local Airflow runs: runs triggered from the UI run, sensors resume.
+    health = httpx.get(f"{server.url}/api/v2/monitor/health", timeout=10).json()
+    for component in ("scheduler", "triggerer", "dag_processor"):
+        assert health[component]["status"] == "healthy", health
+
     os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
-    assert process.wait(30) == 0
+    assert process.wait(60) == 0
     with pytest.raises(httpx.TransportError):
         httpx.get(f"{server.url}/api/v2/monitor/health", timeout=2)
+    home = dag_run.workdir / "airflow"
+    assert not processes_of_airflow_home(home), "Ctrl-C left processes of the home running"
 
 
 def _assert_the_hudi_view_is_served(server: ApiServer, token: str) -> None:

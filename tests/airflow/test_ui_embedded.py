@@ -6,13 +6,20 @@ instance, one the API server knows: its DAG is serialized and the run triggered.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
-from urllib.parse import urlparse
 
 import pytest
 
 from tests import datagen
-from tests.airflow.ui_server import WAIT_S, ApiServer, logged_in_browser, running_api_server
+from tests.airflow.ui_server import (
+    HUDI_VIEW_FRAME,
+    ApiServer,
+    in_the_hudi_view_frame,
+    logged_in_browser,
+    open_the_hudi_view_from_the_browse_menu,
+    path_of,
+    running_api_server,
+    wait,
+)
 from tests.tables import create_trips_table
 
 pytestmark = [pytest.mark.airflow, pytest.mark.slow]
@@ -51,7 +58,6 @@ MADE_BY = {
     "_hoodie.airflow.task_id": TASK_ID,
 }
 TASK_PATH = f"/dags/{DAG_ID}/runs/manual__2026-11-24T10%3A00%3A00%2B00%3A00/tasks/{TASK_ID}"
-FRAME = "iframe[title='Hudi tables']"
 
 
 @pytest.fixture(scope="module")
@@ -73,46 +79,12 @@ def browser(server):
         yield driver
 
 
-def _wait(driver):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, WAIT_S)
-
-
-def _path(driver) -> str:
-    return urlparse(driver.current_url).path
-
-
-def _open_from_the_browse_menu(driver, server: ApiServer) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-
-    driver.get(server.url + "/")
-    browse = (By.CSS_SELECTOR, "[data-testid='nav-sidebar'] button[aria-label='Browse']")
-    _wait(driver).until(ec.element_to_be_clickable(browse)).click()
-    item = (By.XPATH, "//*[@role='menuitem'][normalize-space()='Hudi tables']")
-    _wait(driver).until(ec.element_to_be_clickable(item)).click()
-    _wait(driver).until(lambda d: _path(d).startswith("/plugin/hudi-tables"))
-
-
-@contextmanager
-def _in_the_frame(driver) -> Iterator[None]:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-
-    _wait(driver).until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, FRAME)))
-    try:
-        yield
-    finally:
-        driver.switch_to.default_content()
-
-
 def _click_the_task_link(driver) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
 
     link = (By.CSS_SELECTOR, "#instants-trips tr.instant a.airflow-task")
-    _wait(driver).until(ec.element_to_be_clickable(link)).click()
+    wait(driver).until(ec.element_to_be_clickable(link)).click()
 
 
 def _assert_shows_the_task_instance(driver) -> None:
@@ -120,29 +92,29 @@ def _assert_shows_the_task_instance(driver) -> None:
     and no Hudi view any more."""
     from selenium.webdriver.common.by import By
 
-    _wait(driver).until(lambda d: _path(d) == TASK_PATH, f"no page at {TASK_PATH}")
-    header = _wait(driver).until(
+    wait(driver).until(lambda d: path_of(d) == TASK_PATH, f"no page at {TASK_PATH}")
+    header = wait(driver).until(
         lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid='header-card']")
     )
-    _wait(driver).until(lambda _: header.text.splitlines()[:1] == [TASK_ID])
+    wait(driver).until(lambda _: header.text.splitlines()[:1] == [TASK_ID])
     main = driver.find_element(By.CSS_SELECTOR, "[data-testid='main-content']")
     assert main.find_element(By.LINK_TEXT, DAG_ID).is_displayed()
     assert main.find_element(By.LINK_TEXT, RUN_ID).is_displayed()
     assert main.find_element(By.CSS_SELECTOR, "[aria-current='page']").text == TASK_ID
-    assert driver.find_elements(By.CSS_SELECTOR, FRAME) == []
+    assert driver.find_elements(By.CSS_SELECTOR, HUDI_VIEW_FRAME) == []
 
 
 def test_task_link_in_the_airflow_ui_opens_the_task_instance(browser, server):
-    _open_from_the_browse_menu(browser, server)
+    open_the_hudi_view_from_the_browse_menu(browser, server)
     browser.execute_script("window.hudiViewShown = true")  # a reload would forget it
-    with _in_the_frame(browser):
+    with in_the_hudi_view_frame(browser):
         _click_the_task_link(browser)
 
     _assert_shows_the_task_instance(browser)
     assert browser.execute_script("return window.hudiViewShown") is True, "the UI reloaded"
     browser.back()  # the link was a navigation of the UI: Back shows the view again
-    _wait(browser).until(lambda d: _path(d).startswith("/plugin/hudi-tables"))
-    with _in_the_frame(browser):
+    wait(browser).until(lambda d: path_of(d).startswith("/plugin/hudi-tables"))
+    with in_the_hudi_view_frame(browser):
         _click_the_task_link(browser)  # and its link still works
     _assert_shows_the_task_instance(browser)
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 import httpx
 import pytest
@@ -248,3 +249,44 @@ def _log_in(driver, server: ApiServer) -> None:
     driver.find_element(By.NAME, "password").send_keys(server.password)
     driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     WebDriverWait(driver, WAIT_S).until(ec.url_to_be(server.url + "/hudi/"))
+
+
+# The iframe Airflow's UI shows the Hudi view in (Browse > Hudi tables).
+HUDI_VIEW_FRAME = "iframe[title='Hudi tables']"
+
+
+def wait(driver):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_S)
+
+
+def path_of(driver) -> str:
+    return urlparse(driver.current_url).path
+
+
+def open_the_hudi_view_from_the_browse_menu(driver, server: ApiServer) -> None:
+    """What a user does: Airflow's home page, Browse, Hudi tables (the view in an iframe)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    driver.get(server.url + "/")
+    browse = (By.CSS_SELECTOR, "[data-testid='nav-sidebar'] button[aria-label='Browse']")
+    wait(driver).until(ec.element_to_be_clickable(browse)).click()
+    item = (By.XPATH, "//*[@role='menuitem'][normalize-space()='Hudi tables']")
+    wait(driver).until(ec.element_to_be_clickable(item)).click()
+    wait(driver).until(lambda d: path_of(d).startswith("/plugin/hudi-tables"))
+
+
+@contextmanager
+def in_the_hudi_view_frame(driver) -> Iterator[None]:
+    """The driver inside the view's iframe, back on the page afterwards."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    frame = (By.CSS_SELECTOR, HUDI_VIEW_FRAME)
+    wait(driver).until(ec.frame_to_be_available_and_switch_to_it(frame))
+    try:
+        yield
+    finally:
+        driver.switch_to.default_content()
