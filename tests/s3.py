@@ -16,6 +16,18 @@ from dataclasses import dataclass
 ACCESS_KEY = "test-access-key"
 SECRET_KEY = "test-secret-key"
 REGION = "us-east-1"
+# The environment variables an S3 client reads: a test clears them so that only what it
+# sets reaches the client.
+AWS_VARIABLES = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ALLOW_HTTP",
+)
 
 
 @dataclass(frozen=True)

@@ -16,18 +16,8 @@ from hudi_core import HudiTable, UnsupportedStorageError
 from hudi_core.filesystems import filesystem_for, object_store_options
 from hudi_core.storage import Storage
 from tests import oracle
-from tests.s3 import ACCESS_KEY, REGION, SECRET_KEY
+from tests.s3 import ACCESS_KEY, AWS_VARIABLES, REGION, SECRET_KEY
 
-AWS_VARIABLES = (
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_ALLOW_HTTP",
-)
 SCHEMA = pa.schema(
     [("id", pa.int64()), ("city", pa.string()), ("ts", pa.int64()), ("v", pa.string())]
 )

@@ -34,17 +34,8 @@ from hudi_core.lock import (
 from hudi_core.lock.provider import now_ms
 from hudi_core.storage import Storage
 from tests import oracle
+from tests.s3 import AWS_VARIABLES
 
-AWS_VARIABLES = (
-    "AWS_ENDPOINT_URL",
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_ALLOW_HTTP",
-)
 LOCK_FILE = ".hoodie/.locks/table_lock.json"
 FAST_POLL = {"hoodie.write.lock.wait_time_ms_between_retry": 20}
 SCHEMA = pa.schema([("id", pa.int64()), ("ts", pa.int64()), ("v", pa.string())])
