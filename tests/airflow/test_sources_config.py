@@ -131,7 +131,8 @@ def test_each_source_gets_an_ingest_dag_the_table_its_services_once(tables_file,
         "profiles_maintenance",
     ]
     orders, users = dags["profiles_ingest_orders"], dags["profiles_ingest_user_events"]
-    assert (orders.schedule, users.schedule) == ("@hourly", "@daily")
+    # Runs with data intervals, for backfills (dag_factory._interval_schedule).
+    assert (orders.timetable.expression, users.timetable.expression) == ("0 * * * *", "0 0 * * *")
     assert set(orders.tags) == {"hudi", "profiles", "ingest", "orders"}
     assert orders.params["source_path"] == str(tmp_path / "landing" / "orders")
     assert users.params["source_path"] == str(tmp_path / "landing" / "users")
@@ -178,7 +179,7 @@ def test_a_single_source_table_keeps_its_one_ingest_dag_unchanged(tables_file, t
     assert "--source-id" not in arguments and "--source-columns" not in arguments
     assert LOG_SUFFIX_OPTION not in ingest.hoodie_options
     assert set(dags["rides_ingest"].tags) == {"hudi", "rides", "ingest"}
-    assert dags["rides_ingest"].schedule == "@hourly"
+    assert dags["rides_ingest"].timetable.expression == "0 * * * *"  # @hourly, with intervals
 
 
 def test_log_suffixes_of_distinct_names_are_distinct():
