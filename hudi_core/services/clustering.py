@@ -9,6 +9,13 @@ file groups; the rows keep their commit time and sequence number when the plan p
 commit metadata. The completed replacecommit names the replaced file groups
 (partitionToReplaceFileIds), which readers stop seeing and the cleaner later deletes.
 Writers refuse to update file groups under pending clustering (write.planner).
+
+An overwrite (insert_overwrite, insert_overwrite_table, delete_partition) may replace input
+file groups after the plan was made: rewriting them would bring the rows it removed back. A
+run leaves out every input file group a completed replacecommit already replaced (all of
+them: the clustering completes writing and replacing nothing), and one that completes while
+the run writes fails the attempt at commit as a conflict (rolled back, the plan kept; the
+next run leaves those file groups out).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -30,8 +37,9 @@ from hudi_core.config import index_options as I
 from hudi_core.config import read_options as R
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options, parse_list
-from hudi_core.errors import ServiceError
+from hudi_core.errors import ServiceError, WriteConflictError
 from hudi_core.keygen import key_generator_for
+from hudi_core.lock.conflicts import check_no_conflicts
 from hudi_core.merge.record_merger import merger_for
 from hudi_core.model.clustering_plan import ClusteringGroup, ClusteringPlan
 from hudi_core.model.commit_metadata import (
@@ -111,7 +119,7 @@ class Clusterer(PlannedService):
         _plan_at(timeline, instant_time)
 
     def _job(self, timeline: ActiveTimeline, instant_time: str, opts: Options) -> CommitMetadata:
-        plan = _plan_at(timeline, instant_time)
+        plan = _without_replaced(_plan_at(timeline, instant_time), timeline)
         data_schema = latest_table_schema(timeline, self.config)
         metadata = CommitMetadata(
             operation_type=CLUSTER_OPERATION,
@@ -155,6 +163,23 @@ class Clusterer(PlannedService):
             for stat in stats:
                 metadata.add(stat)
         return metadata
+
+    def _check_no_conflicts(
+        self,
+        started_from: ActiveTimeline,
+        current: ActiveTimeline,
+        instant_time: str,
+        metadata: CommitMetadata,
+    ) -> None:
+        """An instant completed since the run began that changed or replaced an input file
+        group (an overwrite, say) would have its change undone by this replacement."""
+        try:
+            check_no_conflicts(started_from, current, instant_time, metadata.replaced_file_ids())
+        except WriteConflictError as conflict:
+            raise WriteConflictError(
+                f"clustering {instant_time} is rolled back: {conflict}. Its plan stays pending; "
+                "running it again leaves out the file groups replaced meanwhile"
+            ) from conflict
 
 
 @dataclass(frozen=True)
@@ -284,6 +309,24 @@ def _plan_at(timeline: ActiveTimeline, instant_time: str) -> ClusteringPlan:
     if plan is None:
         raise ServiceError(f"there is no clustering planned at {instant_time}")
     return plan
+
+
+def _without_replaced(plan: ClusteringPlan, timeline: ActiveTimeline) -> ClusteringPlan:
+    """The plan less the input file groups a completed replacecommit (an overwrite made after
+    the plan) replaced: their rows are gone and must stay gone. Groups left with no slice are
+    dropped; the plan may end up with none."""
+    replaced: set[tuple[str, str]] = set()
+    for instant in timeline.completed([REPLACE_COMMIT]):
+        metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(instant))
+        replaced |= metadata.replaced_file_ids()
+    if not replaced & plan.file_groups():
+        return plan
+    groups = []
+    for group in plan.groups:
+        kept = tuple(s for s in group.slices if s.file_group not in replaced)
+        if kept:
+            groups.append(replace(group, slices=kept))
+    return replace(plan, groups=groups)
 
 
 def _replaced(plan: ClusteringPlan) -> dict[str, list[str]]:

@@ -149,12 +149,23 @@ class PlannedService(TableService, ABC):
             written = {s.path for s in metadata.write_stats()}
             Markers(self.storage, instant_time).reconcile(written)
             with self._lock(opts):
+                self._check_no_conflicts(timeline, timeline.reload(), instant_time, metadata)
                 self._keep_concurrent_columns(metadata, timeline)
                 timeline.transition(inflight, State.COMPLETED, metadata.to_json_bytes())
         except BaseException as failure:
             self._roll_back_attempt(failure, timeline, instant_time)
             raise
         Markers(self.storage, instant_time).delete_all()
+
+    def _check_no_conflicts(
+        self,
+        started_from: ActiveTimeline,
+        current: ActiveTimeline,
+        instant_time: str,
+        metadata: CommitMetadata,
+    ) -> None:
+        """Raises when an instant completed since `started_from` makes committing `metadata`
+        wrong (called under the table lock; none by default)."""
 
     def _keep_concurrent_columns(self, metadata: CommitMetadata, timeline: ActiveTimeline) -> None:
         """Columns writes added while the service ran stay in the schema it records."""
