@@ -2,12 +2,15 @@
 
 Planning (`<ts>.clean.requested`, an Avro HoodieCleanerPlan) picks, by the policy, the old
 slices of every file group and every slice of file groups a replacecommit retired. It never
-picks the latest slice of a group, a slice a pending compaction reads, a savepointed slice, or
-(by commits or hours) a slice a query of the retained window may read: the newest slice
-older than the earliest commit to retain stays too. A partition whose every file goes (all
-its file groups replaced, as by delete_partition) is deleted with them. Execution deletes the
-files and records what went in HoodieCleanMetadata (`<ts>.clean`). A clean cut off midway is
-resumed from its plan: deleting is idempotent.
+picks the latest slice of a group, a slice a pending compaction or clustering reads (nor the
+slices a pending compaction starts), a savepointed slice, or (by commits or hours) a slice a
+query of the retained window may read: the newest slice older than the earliest commit to
+retain stays too. That holds for retired file groups as well, which Apache Hudi's cleaner
+deletes whole even while a pending plan reads them: a compaction planned before an
+insert_overwrite replaced its file group still runs, and its files go with the next clean.
+A partition whose every file goes (all its file groups replaced, as by delete_partition) is
+deleted with them. Execution deletes the files and records what went in HoodieCleanMetadata
+(`<ts>.clean`). A clean cut off midway is resumed from its plan: deleting is idempotent.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileGroup, FileSlice
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
-from hudi_core.services.retention import savepointed_files
+from hudi_core.services.retention import files_pending_plans_read, savepointed_files
 from hudi_core.services.rollback import roll_back_dead_writes
 from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.services.table_service import TableService
@@ -205,6 +208,7 @@ def plan_clean(storage: Storage, timeline: ActiveTimeline, opts: Options) -> Cle
     pick = _SlicePicker(
         view,
         savepointed_files(timeline),
+        files_pending_plans_read(timeline),
         policy,
         earliest.timestamp if earliest else None,
         opts.get_option(CL.FILE_VERSIONS_RETAINED),
@@ -274,15 +278,24 @@ class _SlicePicker:
 
     view: FileSystemView
     savepointed: set[str]
+    planned: set[str]  # paths of the files pending compaction and clustering plans read
     policy: str
     earliest: str | None  # the earliest commit to retain (by commits or hours)
     versions_retained: int
 
     def retired_files(self, group: FileGroup, replaced_at: str) -> list[str]:
-        """A replaced file group goes whole once its replacement is out of the window."""
+        """A replaced file group goes whole once its replacement is out of the window, but
+        for what a pending plan still reads: such slices go with a later clean."""
         if self.earliest is not None and replaced_at >= self.earliest:
             return []
-        return self._files(s for s in group.slices.values() if not self._savepointed(s))
+        compaction_base = self._pending_compaction_base(group)
+        return self._files(
+            s
+            for s in group.slices.values()
+            if not self._savepointed(s)
+            and not self._planned(s)
+            and (compaction_base is None or s.base_instant_time < compaction_base)
+        )
 
     def old_files(self, group: FileGroup) -> list[str]:
         slices = self._committed_slices(group)
@@ -296,7 +309,7 @@ class _SlicePicker:
             doomed = self._beyond_versions(unpinned, pending_compaction=compaction_base is not None)
         else:
             doomed = self._outside_window(slices, unpinned)
-        return self._files(doomed)
+        return self._files(s for s in doomed if not self._planned(s))
 
     def _beyond_versions(
         self, slices: list[FileSlice], pending_compaction: bool
@@ -339,6 +352,11 @@ class _SlicePicker:
             return None
         older = [i for i in group.slices if i < pending and self.view.is_visible(i)]
         return max(older, default=pending)
+
+    def _planned(self, file_slice: FileSlice) -> bool:
+        """Whether a pending compaction or clustering plan reads a file of the slice (the
+        whole slice stays: its newer log files are read on top of the planned ones)."""
+        return any(path in self.planned for path in self._files([file_slice]))
 
     def _savepointed(self, file_slice: FileSlice) -> bool:
         names = [f.name for f in file_slice.log_files]

@@ -6,6 +6,12 @@ claims an attempt (so two runs of one plan cannot both proceed), rolls back a pr
 that died, merges each planned slice into a new base file with the record merger, and
 completes the instant as a commit with `compacted=true`. Writes keep going meanwhile: their
 log files for a planned file group go onto the slice the compaction starts.
+
+A planned file that is gone fails the run with a MissingDataFileError naming it (the attempt
+is rolled back, the plan kept). One exception: a file group a completed replacecommit retired
+since (an insert_overwrite, say) is no longer read by any snapshot, so when its planned files
+are gone (cleaned by an earlier version) its operation is skipped and the rest of the plan
+completes; with its files there it is compacted as planned, keeping time travel right.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from hudi_core.config import read_options as R
 from hudi_core.config import storage_options as S
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
-from hudi_core.errors import ServiceError
+from hudi_core.errors import MissingDataFileError, ServiceError
 from hudi_core.io.base_file import check_base_file, read_footer
 from hudi_core.io.bloom_filter import BloomFilter, bloom_filter_from_footer, resume_bloom_filter
 from hudi_core.keygen import key_generator_for
@@ -53,7 +59,7 @@ from hudi_core.services.compaction_trigger import compaction_due
 from hudi_core.services.planned_service import PlannedService
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
-from hudi_core.timeline.instant import COMMIT, COMPACTION, WRITE_ACTIONS
+from hudi_core.timeline.instant import COMMIT, COMPACTION, REPLACE_COMMIT, WRITE_ACTIONS
 from hudi_core.write.commit_extra import commit_extra_metadata
 from hudi_core.write.handles import WriteSettings, as_rows_of, new_file_path, open_writer
 from hudi_core.write.markers import files_of_pending_writes
@@ -156,6 +162,7 @@ class _CompactionJob:
             return metadata
         settings = self._settings(data_schema)
         instants = InstantFilter.of(self.timeline, as_of=self.instant_time)
+        replaced = replaced_file_groups(self.timeline)
         tasks = [
             CompactTask(
                 task_id,
@@ -163,6 +170,7 @@ class _CompactionJob:
                 instants,
                 self.opts.get_option(C.MEMORY),
                 self.opts.get_option(R.SPILL_PATH),
+                (operation.partition_path, operation.file_id) in replaced,
             )
             for task_id, operation in enumerate(plan.operations)
         ]
@@ -194,14 +202,36 @@ class CompactTask:
     instants: InstantFilter  # log blocks of completed instants up to the compaction
     memory_budget: int
     spill_path: str | None
+    replaced: bool = False  # a completed replacecommit retired the file group since the plan
 
     def run(self, settings: WriteSettings) -> WriteStat | None:
         """The new base file's write stat; None when a slice without a base file merges to
-        no rows (as Apache Hudi does, no file is written then)."""
+        no rows (as Apache Hudi does, no file is written then), or when the slice of a
+        replaced file group lost its files (see the module's docstring)."""
         started = time.monotonic()
         storage = settings.storage
         op = self.operation
-        file_slice = with_bootstrap_source(storage, op.file_slice(storage))
+        try:
+            planned = op.file_slice(storage)
+        except FileNotFoundError as exc:
+            if self.replaced:
+                _LOG.warning(
+                    "compaction %s skips file group %s in '%s': replaced since it was planned, "
+                    "and its files are gone (%s)",
+                    settings.instant_time,
+                    op.file_id,
+                    op.partition_path,
+                    exc,
+                )
+                return None
+            raise MissingDataFileError(
+                f"compaction {settings.instant_time} cannot run: a file it merges is gone "
+                f"({exc}; file group {op.file_id} in '{op.partition_path}'), deleted outside "
+                "Hudi or by an older cleaner, so its rows are lost; put the file back from a "
+                "backup and run the compaction again, or restore the table to a savepoint "
+                "taken before it went"
+            ) from exc
+        file_slice = with_bootstrap_source(storage, planned)
         log = SliceLog.scan(storage, file_slice, self.instants)
         scanned = time.monotonic()
         merger = SliceMerger(
@@ -273,6 +303,14 @@ class CompactTask:
         return resumed, rows.column(RECORD_KEY_FIELD).slice(rows.num_rows - inserted)
 
 
+def replaced_file_groups(timeline: ActiveTimeline) -> set[tuple[str, str]]:
+    """(partition, file id) of every file group a completed replacecommit retired."""
+    groups: set[tuple[str, str]] = set()
+    for instant in timeline.completed([REPLACE_COMMIT]):
+        groups |= CommitMetadata.from_json_bytes(timeline.read_bytes(instant)).replaced_file_ids()
+    return groups
+
+
 def merged_slice_schema(settings: WriteSettings) -> pa.Schema:
     """What a compaction merges: the file schema but for the partition path and file name,
     which the new file sets anew (as_rows_of) and which are costly to carry as strings."""
@@ -285,6 +323,8 @@ def merged_slice_schema(settings: WriteSettings) -> pa.Schema:
 def run_compact_task(task: CompactTask, settings: WriteSettings) -> WriteStat | None:
     try:
         return task.run(settings)
+    except MissingDataFileError:
+        raise  # names the file already
     except (pa.ArrowInvalid, OSError):
         if task.operation.base_file_path is not None:  # name the base file if it is to blame
             check_base_file(settings.storage, task.operation.base_file_path)
