@@ -21,7 +21,12 @@ from hudi_core.model.file_group import BaseFile, BootstrapSource, FileGroup, Fil
 from hudi_core.model.file_names import BaseFileName, LogFileName
 from hudi_core.storage import FileEntry, Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State
-from hudi_core.timeline.instant import COMPACTION, METADATA_BOOTSTRAP_INSTANT, REPLACE_COMMIT
+from hudi_core.timeline.instant import (
+    COMPACTION,
+    METADATA_BOOTSTRAP_INSTANT,
+    REPLACE_COMMIT,
+    SAVEPOINT,
+)
 
 
 class FileSystemView:
@@ -34,7 +39,7 @@ class FileSystemView:
         writes = [i for i in timeline.completed_writes() if as_of is None or i.timestamp <= as_of]
         self.visible_instants = {i.timestamp for i in writes}
         self.timeline_start = timeline.timeline_start()
-        self.pending_instants = {i.timestamp for i in timeline.pending()}
+        self.pending_instants = pending_instant_times(timeline)
         self.replaced = set()
         for instant in writes:
             if instant.action == REPLACE_COMMIT:
@@ -86,6 +91,13 @@ class FileSystemView:
         return group.slice_for_logs(
             self.pending_compactions.get((partition, file_id)), self.is_visible
         )
+
+
+def pending_instant_times(timeline: ActiveTimeline) -> frozenset[str]:
+    """Times of the pending instants whose files no read may see. Savepoints are left out:
+    one takes the time of the commit it pins, and one cut off before it completed says nothing
+    about that commit, which may be archived (Apache Hudi's archiver passes such savepoints)."""
+    return frozenset(i.timestamp for i in timeline.pending() if i.action != SAVEPOINT)
 
 
 def pending_compaction_file_groups(timeline: ActiveTimeline) -> dict[tuple[str, str], str]:

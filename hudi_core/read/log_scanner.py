@@ -32,6 +32,7 @@ from hudi_core.merge.record_merger import (
     SEQ_COLUMN,
 )
 from hudi_core.model.file_group import FileSlice
+from hudi_core.read.file_system_view import pending_instant_times
 from hudi_core.schema.evolution import cast_batch_to_schema
 from hudi_core.schema.meta_fields import (
     OPERATION_FIELD,
@@ -58,7 +59,7 @@ class InstantFilter:
     @classmethod
     def of(cls, timeline: ActiveTimeline, as_of: str | None = None) -> InstantFilter:
         completed = [i.timestamp for i in timeline.completed_writes()]
-        pending = frozenset(i.timestamp for i in timeline.pending())
+        pending = pending_instant_times(timeline)
         return cls(frozenset(completed), pending, timeline.timeline_start(), as_of)
 
     def accepts(self, instant: str | None) -> bool:

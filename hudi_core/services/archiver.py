@@ -2,7 +2,8 @@
 
 Once more than `hoodie.keep.max.commits` completed commits are active, the oldest are moved
 (every state file of each) into an archive log file until `hoodie.keep.min.commits` remain.
-Archival stops before the earliest pending instant, the first savepoint, the earliest commit
+Archival stops before the earliest pending instant (of any action), the first savepoint
+(completed, or cut off before it completed while its commit is active), the earliest commit
 the last clean retained, a replacecommit whose replaced files the cleaner has not deleted
 (readers would see them again), and, on merge-on-read, the delta commits the compaction
 trigger still counts. Clean and rollback instants are archived by the same bounds, per action.
@@ -109,6 +110,7 @@ class Archiver(TableService):
             None
             if opts.get_option(A.BEYOND_SAVEPOINT) or not savepoints
             else savepoints[0].timestamp,
+            _first_pending_savepoint(timeline),
             _before_earliest_pending(timeline),
             last_clean_retained(timeline),
             _first_unclean_replacement(self.storage, timeline),
@@ -184,13 +186,30 @@ def _oldest_beyond(instants: list[Instant], min_keep: int, max_keep: int) -> lis
 
 
 def _before_earliest_pending(timeline: ActiveTimeline) -> str | None:
-    """With a write or compaction pending, the last commit completed before it stays (and
-    everything after)."""
-    pending = timeline.pending([*WRITE_ACTIONS, COMPACTION])
+    """With an instant pending (a write, compaction, clustering, clean, rollback, ...), the
+    last commit completed before it stays (and everything after), as Apache Hudi keeps it
+    before a pending write. Savepoints have their own bound (_first_pending_savepoint)."""
+    pending = [i for i in timeline.pending() if i.action != SAVEPOINT]
     if not pending:
         return None
     before = [c for c in timeline.completed(WRITE_ACTIONS) if c.timestamp < pending[0].timestamp]
     return before[-1].timestamp if before else pending[0].timestamp
+
+
+def _first_pending_savepoint(timeline: ActiveTimeline) -> str | None:
+    """A savepoint cut off before it completed stops archival where a completed one would:
+    running the savepoint again completes it, and needs its commit on the active timeline.
+    (Apache Hudi's archiver passes it.) One that can no longer complete (its commit archived,
+    or older than what the cleaner retains) can only be deleted (HudiTable.delete_savepoint)
+    and keeps nothing."""
+    active = {c.timestamp for c in timeline.completed(WRITE_ACTIONS)}
+    retained = last_clean_retained(timeline)
+    cut_off = [
+        s.timestamp
+        for s in timeline.pending([SAVEPOINT])
+        if s.timestamp in active and (retained is None or s.timestamp >= retained)
+    ]
+    return cut_off[0] if cut_off else None
 
 
 def _first_unclean_replacement(storage: Storage, timeline: ActiveTimeline) -> str | None:

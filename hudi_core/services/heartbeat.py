@@ -1,11 +1,12 @@
-"""Heartbeats: a running write or service keeps rewriting an empty file, so that another
+"""Heartbeats: a running write or service keeps rewriting a small file, so that another
 process can tell (by the file's modification time) an attempt still working from a dead one.
 
 Writes beat in `.hoodie/.heartbeat/<instant>`, as Apache Hudi's writers do. A table service
 executing an instant first claims an attempt, `.hoodie/.aux/.attempts/<instant>/<n>`: a file
 created exclusively, so of two processes retrying the same instant at once one gets the
 attempt and the other fails cleanly; a new attempt is only granted once the last one's
-heartbeat has stopped.
+heartbeat has stopped. Each beat replaces the file whole (Storage.replace), so a process
+killed while beating leaves its name behind, and is seen dead at once on its host.
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def _beater_may_run(storage: Storage, path: str) -> bool:
     try:
         host, namespace, pid = storage.read_bytes(path).decode().split(" ")
     except (FileNotFoundError, UnicodeDecodeError, ValueError):
-        return True  # gone meanwhile, or not ours: the time alone decides
+        # Gone meanwhile, or not ours: the time alone decides. An empty file is no sign of a
+        # dead owner: Apache Hudi's heartbeats are empty, and HDFS shows a file being
+        # rewritten as empty. Ours are replaced whole where the storage allows it.
+        return True
     here = (socket.gethostname(), _pid_namespace())
     if (host, namespace) != here or not namespace or not pid.isdigit():
         return True
@@ -107,7 +111,9 @@ class Heartbeat:
         self.storage.delete(self.path)
 
     def _beat(self) -> None:
-        self.storage.write_bytes(self.path, _owner())
+        # Whole or not at all: a process killed mid-beat must leave its name in the file (an
+        # empty one is judged by its time alone, and would hold off reruns until it expires).
+        self.storage.replace(self.path, _owner())
 
     def _beat_until_stopped(self) -> None:
         while not self._stop.wait(self.interval):

@@ -7,6 +7,10 @@ HoodieRestorePlan) to roll back every instant after it, newest first, rolls each
 records all of it in HoodieRestoreMetadata (`<ts>.restore`); the rollback instants it used are
 then removed, as Apache Hudi leaves only the restore on the timeline. A restore cut off midway
 is finished by running it again.
+
+A savepoint cut off before it completed leaves `<commit time>.savepoint.inflight`: readers and
+the cleaner ignore it, archival stops before its commit, savepointing that commit again
+completes it and delete_savepoint removes it.
 """
 
 from __future__ import annotations
@@ -54,9 +58,20 @@ def create_savepoint(
     """Savepoints the completed write at `instant_time`; returns that time."""
     # its commit may be one the restore is rolling back
     require_no_restore_in_progress(timeline, f"savepoint {instant_time}")
+    # A savepoint cut off before it completed left its inflight file: finish that one.
+    cut_off = [i for i in timeline.pending([SAVEPOINT]) if i.timestamp == instant_time]
+    left = (
+        f"; the savepoint of it cut off before it completed cannot be finished: remove it "
+        f"with delete_savepoint({instant_time!r})"
+        if cut_off
+        else ""
+    )
     target = timeline.find(instant_time)
     if target is None or not target.is_completed or target.action not in WRITE_ACTIONS:
-        raise ServiceError(f"cannot savepoint {instant_time}: it is not a completed commit")
+        raise ServiceError(
+            f"cannot savepoint {instant_time}: it is not a completed commit on the active "
+            f"timeline{left}"
+        )
     if any(s.timestamp == instant_time for s in timeline.savepoints()):
         raise ServiceError(f"{instant_time} is already savepointed")
     first = timeline.completed_writes()[0].timestamp
@@ -64,7 +79,7 @@ def create_savepoint(
     if instant_time < retained_from:
         raise ServiceError(
             f"cannot savepoint {instant_time}: the cleaner retains commits from "
-            f"{retained_from} on, older file versions may be gone"
+            f"{retained_from} on, older file versions may be gone{left}"
         )
     metadata = {
         "savepointedBy": _user(),
@@ -73,8 +88,6 @@ def create_savepoint(
         "partitionMetadata": _savepointed_files(storage, timeline, instant_time),
         "version": 1,
     }
-    # A savepoint cut off before it completed left its inflight file: finish that one.
-    cut_off = [i for i in timeline.pending([SAVEPOINT]) if i.timestamp == instant_time]
     inflight = cut_off[0] if cut_off else timeline.create_inflight(SAVEPOINT, instant_time)
     data = avro_metadata.serialize("HoodieSavepointMetadata", metadata)
     timeline.transition(inflight, State.COMPLETED, data)
