@@ -31,6 +31,7 @@ from hudi_core.errors import ConcurrentServiceError, InvalidOptionError, Timelin
 from hudi_core.lock import failed_writes_policy
 from hudi_core.model.commit_metadata import CommitMetadata
 from hudi_core.model.file_group import FileGroup, FileSlice
+from hudi_core.model.file_names import PARTITION_METAFILE
 from hudi_core.read.file_system_view import FileSystemView
 from hudi_core.services.heartbeat import Liveness, claim_attempt, release_attempts
 from hudi_core.services.retention import files_pending_plans_read, savepointed_files
@@ -384,6 +385,7 @@ def _delete_files(
     started = time.monotonic()
     work = [(p, paths) for p, paths in sorted(plan.files_by_partition.items())]
     done = engine.map(functools.partial(_delete_partition_files, storage=storage), work)
+    emptied = [p for p in plan.partitions_to_delete if _holds_no_data(storage, p)]
     partitions: dict[str, dict[str, Any]] = {}
     for (partition, paths), (deleted, failed) in zip(work, done, strict=True):
         partitions[partition] = {
@@ -392,9 +394,9 @@ def _delete_files(
             "deletePathPatterns": [p.rsplit("/", 1)[-1] for p in paths],
             "successDeleteFiles": deleted,
             "failedDeleteFiles": failed,
-            "isPartitionDeleted": partition in plan.partitions_to_delete,
+            "isPartitionDeleted": partition in emptied,
         }
-    for partition in plan.partitions_to_delete:
+    for partition in emptied:
         storage.delete_dir(partition)  # what is left: the partition metadata file
     earliest = plan.earliest_to_retain
     return {
@@ -407,6 +409,16 @@ def _delete_files(
         "version": PLAN_VERSION,
         "bootstrapPartitionMetadata": {},
     }
+
+
+def _holds_no_data(storage: Storage, partition: str) -> bool:
+    """Whether a partition the plan empties holds nothing but its metadata file now. A clean
+    resumed after a kill runs its plan late: writes since may have put files in the partition
+    again, and deleting the folder would delete them (Apache Hudi deletes it regardless)."""
+    return all(
+        entry.path.rsplit("/", 1)[-1].startswith(PARTITION_METAFILE)
+        for entry in storage.list_files(partition, recursive=True)
+    )
 
 
 def _delete_partition_files(
