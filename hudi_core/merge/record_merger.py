@@ -152,7 +152,7 @@ class RecordMerger:
             return MergedPairs(stored, np.zeros(0, bool), np.zeros(0, bool))
         if self.mode is MergeMode.COMMIT_TIME:  # the newer version always wins, deletes too
             deleted = incoming.column(DELETE_COLUMN).to_numpy(zero_copy_only=False)
-            rows = incoming.select(stored.column_names).cast(stored.schema)
+            rows = _stored_where_deleted(stored, incoming, deleted)
             return MergedPairs(rows, deleted, np.ones(n, bool))
         pair = row_numbers(n)
         older = _with_flags(stored, pair, seq=0, delete=False)
@@ -209,6 +209,19 @@ def is_delete_mask(batch: pa.Table) -> pa.ChunkedArray | None:
     if IS_DELETED_COLUMN not in batch.column_names:
         return None
     return pc.fill_null(batch.column(IS_DELETED_COLUMN), False)
+
+
+def _stored_where_deleted(stored: pa.Table, incoming: pa.Table, deleted: np.ndarray) -> pa.Table:
+    """`incoming`'s rows in `stored`'s schema, where a delete row (whose columns may be null even
+    where the schema says not null) keeps the stored row: callers drop deleted rows anyway."""
+    if not deleted.any():
+        return incoming.select(stored.column_names).cast(stored.schema)
+    mask = pa.array(deleted)
+    columns = [
+        pc.if_else(mask, stored.column(name), incoming.column(name).cast(field.type))
+        for name, field in zip(stored.column_names, stored.schema, strict=True)
+    ]
+    return pa.Table.from_arrays(columns, schema=stored.schema)
 
 
 def _with_flags(rows: pa.Table, pair: pa.Array, seq: int, delete: bool | None = None) -> pa.Table:
