@@ -115,7 +115,7 @@ from typing import Any
 import yaml
 
 from hudi_core import TableType
-from hudi_core.config import Options
+from hudi_core.config import Options, check_options
 from hudi_core.config import hive_sync_options as HS
 from hudi_core.errors import HudiError
 from hudi_core.sync import commit_policies
@@ -650,7 +650,12 @@ def _optional(where: str, key: str, value: Any) -> Any:
                 "a partition commit option (sink.partition-commit.*, partition.time-extractor.*) "
                 "nor a storage option (fs.*)"
             )
-    return {str(k): _option_text(v) for k, v in value.items()}
+    options = {str(k): _option_text(v) for k, v in value.items()}
+    try:
+        check_options(options)
+    except HudiError as exc:
+        raise TablesConfigError(f"{where}: key 'options': {exc}") from exc
+    return options
 
 
 def _partition_fields(where: str, value: Any) -> str | None:

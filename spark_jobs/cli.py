@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from jproperties import Properties
 
 from hudi_core import HudiTable
+from hudi_core.config import check_options
 from hudi_core.errors import HudiError, InvalidOptionError, TableNotFoundError
 from hudi_core.filesystems import SECRET_OPTIONS_ENV, filesystem_for
 from hudi_core.inspect import InstantInfo
@@ -198,6 +199,7 @@ def hoodie_options(args: argparse.Namespace) -> dict[str, str]:
         if not sep or not key.strip():
             raise InvalidOptionError(f"--hoodie-conf takes key=value, not '{pair}'")
         options[key.strip()] = value.strip()
+    check_options(options)
     return options
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from hudi_core import HudiTable, WriteOperation
-from hudi_core.config import Options, table_options, write_options
+from hudi_core.config import Options, check_options, table_options, write_options
 from hudi_core.config import bootstrap_options as B
 from hudi_core.errors import InvalidOptionError, TableExistsError, TableNotFoundError
 from hudi_core.storage import Storage
@@ -54,6 +54,7 @@ def write(
     ...precombine.field and ...table.type. HudiErrors raised on executors (a null record key,
     say) are raised here as themselves.
     """
+    check_options(options)
     given = {key: option_value(value) for key, value in (options or {}).items()}
     given = {**session_fs_options(df.sparkSession), **given}
     mode = mode.lower()

@@ -24,5 +24,6 @@ from hudi_core.config import (  # noqa: F401
 )
 from hudi_core.config.option import ConfigOption, Options, declared_options
 from hudi_core.config.table_config import PROPERTIES_FILE
+from hudi_core.config.unknown_options import check_options
 
-__all__ = ["PROPERTIES_FILE", "ConfigOption", "Options", "declared_options"]
+__all__ = ["PROPERTIES_FILE", "ConfigOption", "Options", "check_options", "declared_options"]

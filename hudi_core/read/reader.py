@@ -29,6 +29,7 @@ from hudi_core.config.table_options import (
     PAYLOAD_CLASS,
     URL_ENCODE_PARTITIONING,
 )
+from hudi_core.config.unknown_options import check_options
 from hudi_core.engine import EngineContext
 from hudi_core.errors import IncrementalHistoryError, InstantTimeError, QueryError
 from hudi_core.io.base_file import check_base_file, parquet_errors
@@ -112,6 +113,7 @@ def read_request(
     """A request from arguments, or from Apache Hudi's read options where given (as a Spark
     read passes them): hoodie.datasource.query.type, as.of.instant,
     hoodie.datasource.read.begin.instanttime and ...end.instanttime."""
+    check_options(options)
     parsed = Options(options)
     if parsed.is_set(R.QUERY_TYPE):
         query_type = parsed.get_option(R.QUERY_TYPE)

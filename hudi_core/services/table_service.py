@@ -8,6 +8,7 @@ from typing import Any
 
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
+from hudi_core.config.unknown_options import check_options
 from hudi_core.lock import TableLock, table_lock
 from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.storage import Storage
@@ -28,6 +29,7 @@ class TableService:
     def _options_for_change(self, options: Mapping[str, Any] | None, what: str) -> Options:
         """The call's options, once the table is ready for this service to change it: a
         metadata table the table has is removed (see services.metadata_table)."""
+        check_options(options)
         opts = self._options(options)
         changed = prepare_for_change(self.storage, Options(self.options, options), opts, what)
         if changed is not None:
