@@ -32,6 +32,7 @@ from hudi_core.storage import Storage
 from hudi_core.table_schema import committed_schema, with_concurrent_columns
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
 from hudi_core.timeline.instant import REPLACE_COMMIT
+from hudi_core.write.commit_extra import latest_schema_is_placeholder
 from hudi_core.write.log_placement import place_logs
 from hudi_core.write.markers import Markers
 
@@ -118,6 +119,10 @@ class WriteTransaction:
         touched = {(s.partition_path, s.file_id) for s in metadata.write_stats()}
         with self.lock:
             current = self.timeline.reload()
+            if data_schema is None and not latest_schema_is_placeholder(current):
+                # no rows, and no schema when the write started: one committed since, else
+                # the placeholder in commit_extra (see write.commit_extra)
+                data_schema = committed_schema(current)
             if data_schema is not None:
                 data_schema = with_concurrent_columns(data_schema, self.timeline, current)
                 schema = arrow_to_avro_json(data_schema, self.table_name, False)
@@ -153,7 +158,7 @@ class WriteTransaction:
         without its columns; if this write then fails, they stay as columns of nulls."""
         if not any(w.timestamp > self.instant_time for w in current.completed_writes()):
             return current
-        published = committed_schema(current)
+        published = None if latest_schema_is_placeholder(current) else committed_schema(current)
         known = set(published.names) if published is not None else set()
         hidden = [f.with_nullable(True) for f in data_schema if f.name not in known]
         if not hidden:
