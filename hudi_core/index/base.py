@@ -1,4 +1,10 @@
-"""What every index works with: the latest file slices, and the keys stored in a base file."""
+"""What every index works with: the latest file slices, and the keys stored in a base file.
+
+An index reads keys from base files only. On merge-on-read a base file may still hold a key
+its file group deleted in a log, and an `insert` may store a key a second time in another
+file group: `locate` answers every file group whose base file holds each incoming key, and
+the writer decides which of them hold it live (write.global_tagging).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,15 @@ from hudi_core.model.file_group import FileSlice
 from hudi_core.storage import Storage
 
 PARTITION_COLUMN = "_hoodie_partition_path"
+
+# Columns of a `locate` answer: one row per (incoming row, file group storing its key).
+ROW = "row"  # the incoming row (int64)
+STORED_PARTITION = "stored_partition"  # the partition the key is stored in
+STORED_FILE_ID = "stored_file_id"  # the file group holding it
+
+LOCATIONS_SCHEMA = pa.schema(
+    [(ROW, pa.int64()), (STORED_PARTITION, pa.string()), (STORED_FILE_ID, pa.string())]
+)
 
 
 @dataclass
@@ -46,6 +61,11 @@ class IndexContext:
         stored = self.engine.map(self.stored_keys, slices)
         return match_keys(incoming, slices, stored)
 
+    def locate(self, incoming: pa.Table, slices: list[FileSlice]) -> pa.Table:
+        """Every slice of `slices` holding each incoming (key, partition) (LOCATIONS_SCHEMA)."""
+        stored = self.engine.map(self.stored_keys, slices)
+        return match_keys_in_partitions(incoming, slices, stored)
+
 
 class RecordIndex(Protocol):
     def tag(self, context: IndexContext, incoming: pa.Table) -> pa.Array:
@@ -55,6 +75,11 @@ class RecordIndex(Protocol):
         """
         ...
 
+    def locate(self, context: IndexContext, incoming: pa.Table) -> pa.Table:
+        """Every file group whose base file holds each incoming key (LOCATIONS_SCHEMA rows,
+        ordered by incoming row); whether it is live there is the writer's to find out."""
+        ...
+
 
 def match_keys(
     incoming: pa.Table, slices: list[FileSlice], stored_keys: list[pa.ChunkedArray]
@@ -62,7 +87,9 @@ def match_keys(
     """Which slice holds each incoming key of its partition, as a file id (null if none).
 
     Stored keys are probed against a hash of the (smaller) incoming keys of the partition,
-    rather than the other way round.
+    rather than the other way round. A key held by several slices takes the one with the
+    newest base file (then the greatest file id): the same answer every run, whatever order
+    the slices come in. (Writers look keys up with `locate`, which answers them all.)
     """
     owner = np.full(incoming.num_rows, -1, dtype=np.int32)
     incoming_keys = incoming.column(RECORD_KEY_COLUMN)
@@ -72,7 +99,8 @@ def match_keys(
         distinct = pc.unique(probe)
         slot_of_row = pc.index_in(probe, value_set=distinct).to_numpy()
         owner_of_slot = np.full(len(distinct), -1, dtype=np.int32)
-        for code, (file_slice, keys) in enumerate(zip(slices, stored_keys, strict=True)):
+        for code in _oldest_first(slices):
+            file_slice, keys = slices[code], stored_keys[code]
             if file_slice.partition_path != partition:
                 continue
             position = pc.index_in(keys, value_set=distinct)
@@ -82,3 +110,61 @@ def match_keys(
     file_ids = pa.array([s.file_id for s in slices], pa.string())
     codes = pa.array(owner, mask=owner < 0)
     return pa.DictionaryArray.from_arrays(codes, file_ids).cast(pa.string())
+
+
+def _oldest_first(slices: list[FileSlice]) -> list[int]:
+    """Positions of `slices` by base instant time, then file id (the last wins a tie)."""
+    return sorted(
+        range(len(slices)), key=lambda i: (slices[i].base_instant_time, slices[i].file_id)
+    )
+
+
+def match_keys_globally(
+    keys: pa.Array,
+    distinct: pa.Array,
+    slices: list[FileSlice],
+    stored_keys: list[pa.ChunkedArray],
+) -> pa.Table:
+    """Which slices hold each incoming key, in any partition (LOCATIONS_SCHEMA rows).
+
+    `distinct` are the distinct incoming keys: stored keys are probed against a hash of them,
+    and the (distinct key, slice) hits are joined back to the incoming rows.
+    """
+    slots: list[np.ndarray] = []
+    codes: list[np.ndarray] = []
+    for code, stored in enumerate(stored_keys):
+        hits = np.unique(pc.index_in(stored, value_set=distinct).drop_null().to_numpy())
+        slots.append(hits.astype(np.int64))
+        codes.append(np.full(len(hits), code, dtype=np.int64))
+    if not slots or not sum(len(s) for s in slots):
+        return LOCATIONS_SCHEMA.empty_table()
+    hits_table = pa.table({"slot": np.concatenate(slots), "code": np.concatenate(codes)})
+    slot_of_row = pc.index_in(keys, value_set=distinct).cast(pa.int64())
+    rows_table = pa.table({ROW: np.arange(len(keys), dtype=np.int64), "slot": slot_of_row})
+    joined = rows_table.join(hits_table, "slot", join_type="inner")
+    joined = joined.sort_by([(ROW, "ascending"), ("code", "ascending")])
+    code = joined.column("code")
+    partitions = pa.array([s.partition_path for s in slices], pa.string())
+    file_ids = pa.array([s.file_id for s in slices], pa.string())
+    return pa.Table.from_arrays(
+        [joined.column(ROW), partitions.take(code), file_ids.take(code)], schema=LOCATIONS_SCHEMA
+    )
+
+
+def match_keys_in_partitions(
+    incoming: pa.Table, slices: list[FileSlice], stored_keys: list[pa.ChunkedArray]
+) -> pa.Table:
+    """Which slices of its own partition hold each incoming key (LOCATIONS_SCHEMA rows)."""
+    keys = one_chunk(incoming.column(RECORD_KEY_COLUMN))
+    if len(keys) == 0 or not slices:
+        return LOCATIONS_SCHEMA.empty_table()
+    located = match_keys_globally(keys, pc.unique(keys), slices, stored_keys)
+    named = one_chunk(incoming.column(PARTITION_COLUMN)).cast(pa.string())
+    same = pc.equal(located.column(STORED_PARTITION), named.take(located.column(ROW)))
+    return located.filter(same)
+
+
+def one_chunk(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    return values

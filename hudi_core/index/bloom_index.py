@@ -28,6 +28,13 @@ class BloomIndex:
     prune_by_ranges: bool = True
 
     def tag(self, context: IndexContext, incoming: pa.Table) -> pa.Array:
+        return context.lookup(incoming, self._candidates(context, incoming))
+
+    def locate(self, context: IndexContext, incoming: pa.Table) -> pa.Table:
+        return context.locate(incoming, self._candidates(context, incoming))
+
+    def _candidates(self, context: IndexContext, incoming: pa.Table) -> list[FileSlice]:
+        """The slices of the incoming keys' partitions whose base files may hold one."""
         keys_by_partition = _keys_by_partition(incoming)
         slices = context.slices_in(set(keys_by_partition))
 
@@ -36,8 +43,7 @@ class BloomIndex:
             return self.may_hold_any(context, file_slice, keys)
 
         flags = context.engine.map(may_hold_keys, slices)
-        candidates = [s for s, flag in zip(slices, flags, strict=True) if flag]
-        return context.lookup(incoming, candidates)
+        return [s for s, flag in zip(slices, flags, strict=True) if flag]
 
     def key_range(
         self, context: IndexContext, file_slice: FileSlice

@@ -5,9 +5,10 @@ every file group of the table; GLOBAL_BLOOM first rules base files out by their 
 range and bloom filter), as the bloom index does, then joins exactly. Both answer where each
 key is stored: the partition and the file group, whatever partition the incoming row names.
 
-On merge-on-read a key may sit in the base files of two file groups (the old one deleted it
-in a log after the key moved partition, but is not compacted yet): `locate` reports every
-match, and the writer decides which one is live (write.global_tagging).
+A key may sit in the base files of two file groups (on merge-on-read the old one deleted it
+in a log after the key moved partition, but is not compacted yet; or an `insert` stored it
+twice): `locate` reports every match, and the writer decides which ones hold it live
+(write.global_tagging).
 """
 
 from __future__ import annotations
@@ -18,19 +19,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.index.base import IndexContext
+from hudi_core.index.base import (
+    LOCATIONS_SCHEMA,
+    ROW,
+    STORED_FILE_ID,
+    STORED_PARTITION,
+    IndexContext,
+    match_keys_globally,
+    one_chunk,
+)
 from hudi_core.index.bloom_index import BloomIndex
 from hudi_core.io.base_file import RECORD_KEY_COLUMN
 from hudi_core.model.file_group import FileSlice
-
-# Columns of a `locate` answer: one row per (incoming row, file group storing its key).
-ROW = "row"  # the incoming row (int64)
-STORED_PARTITION = "stored_partition"  # the partition the key is stored in
-STORED_FILE_ID = "stored_file_id"  # the file group holding it
-
-LOCATIONS_SCHEMA = pa.schema(
-    [(ROW, pa.int64()), (STORED_PARTITION, pa.string()), (STORED_FILE_ID, pa.string())]
-)
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class GlobalIndex:
     def locate(self, context: IndexContext, incoming: pa.Table) -> pa.Table:
         """Every stored location of every incoming key (see LOCATIONS_SCHEMA), ordered by
         incoming row; rows whose key is stored nowhere have none."""
-        keys = _one_chunk(incoming.column(RECORD_KEY_COLUMN))
+        keys = one_chunk(incoming.column(RECORD_KEY_COLUMN))
         if len(keys) == 0 or not context.slices:
             return LOCATIONS_SCHEMA.empty_table()
         distinct = pc.unique(keys)
@@ -89,44 +89,6 @@ class GlobalBloomIndex(GlobalIndex):
 
         flags = context.engine.map(may_hold_keys, slices)
         return [s for s, flag in zip(slices, flags, strict=True) if flag]
-
-
-def match_keys_globally(
-    keys: pa.Array,
-    distinct: pa.Array,
-    slices: list[FileSlice],
-    stored_keys: list[pa.ChunkedArray],
-) -> pa.Table:
-    """Which slices hold each incoming key, in any partition (LOCATIONS_SCHEMA rows).
-
-    `distinct` are the distinct incoming keys: stored keys are probed against a hash of them,
-    and the (distinct key, slice) hits are joined back to the incoming rows.
-    """
-    slots: list[np.ndarray] = []
-    codes: list[np.ndarray] = []
-    for code, stored in enumerate(stored_keys):
-        hits = np.unique(pc.index_in(stored, value_set=distinct).drop_null().to_numpy())
-        slots.append(hits.astype(np.int64))
-        codes.append(np.full(len(hits), code, dtype=np.int64))
-    if not slots or not sum(len(s) for s in slots):
-        return LOCATIONS_SCHEMA.empty_table()
-    hits_table = pa.table({"slot": np.concatenate(slots), "code": np.concatenate(codes)})
-    slot_of_row = pc.index_in(keys, value_set=distinct).cast(pa.int64())
-    rows_table = pa.table({ROW: np.arange(len(keys), dtype=np.int64), "slot": slot_of_row})
-    joined = rows_table.join(hits_table, "slot", join_type="inner")
-    joined = joined.sort_by([(ROW, "ascending"), ("code", "ascending")])
-    code = joined.column("code")
-    partitions = pa.array([s.partition_path for s in slices], pa.string())
-    file_ids = pa.array([s.file_id for s in slices], pa.string())
-    return pa.Table.from_arrays(
-        [joined.column(ROW), partitions.take(code), file_ids.take(code)], schema=LOCATIONS_SCHEMA
-    )
-
-
-def _one_chunk(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-    return values
 
 
 __all__ = [

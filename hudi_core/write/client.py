@@ -13,9 +13,8 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from hudi_core.choices import WriteOperation
+from hudi_core.choices import TableType, WriteOperation
 from hudi_core.config import clustering_options as K
 from hudi_core.config import index_options as I
 from hudi_core.config import read_options as R
@@ -25,6 +24,7 @@ from hudi_core.config import write_options as W
 from hudi_core.config.lock_options import CONCURRENCY_MODE, PROVIDER
 from hudi_core.config.option import Options
 from hudi_core.config.table_config import TableConfig
+from hudi_core.config.unknown_options import check_options
 from hudi_core.engine import EngineContext
 from hudi_core.errors import ConcurrentWriterError, InvalidOptionError
 from hudi_core.index import GlobalIndex, IndexContext, index_for
@@ -33,7 +33,7 @@ from hudi_core.keygen import KeyGenerator, key_generator_for
 from hudi_core.lock import failed_writes_policy, non_blocking_concurrency, table_lock
 from hudi_core.lock.early_conflicts import EarlyConflictDetection
 from hudi_core.merge.record_merger import is_deleting_payload, merger_for
-from hudi_core.model.commit_metadata import WriteStat
+from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.partition_metadata import ensure_partition_metadata
 from hudi_core.read.file_system_view import FileSystemView
@@ -43,6 +43,7 @@ from hudi_core.schema.meta_fields import (
     RECORD_KEY_FIELD,
     add_meta_fields,
 )
+from hudi_core.schema.to_avro import arrow_to_avro_json
 from hudi_core.services.heartbeat import Liveness, write_is_alive
 from hudi_core.services.metadata_table import prepare_for_change
 from hudi_core.services.rollback import rollback_failed_writes
@@ -53,8 +54,12 @@ from hudi_core.timeline import ActiveTimeline
 from hudi_core.timeline.instant import WRITE_ACTIONS
 from hudi_core.write.append_task import AppendTask
 from hudi_core.write.bucket_assigner import Sizing
-from hudi_core.write.commit_extra import commit_extra_metadata
-from hudi_core.write.global_tagging import GlobalTagger, StoredRecordReader, without_located
+from hudi_core.write.commit_extra import (
+    commit_extra_metadata,
+    latest_schema_is_placeholder,
+    placeholder_schema,
+)
+from hudi_core.write.global_tagging import GlobalTagger, StoredLookup, StoredRecordReader
 from hudi_core.write.handles import MergeTask, WriteSettings
 from hudi_core.write.operation import KeyLookup
 from hudi_core.write.planner import WritePlanner, WriteTask, touched_partitions, untagged
@@ -69,6 +74,7 @@ TABLE_DEFINING_OPTIONS = {
     W.RECORD_KEY_FIELD.key: T.RECORD_KEY_FIELDS.key,
     W.PARTITION_PATH_FIELD.key: T.PARTITION_FIELDS.key,
     W.PRECOMBINE_FIELD.key: T.PRECOMBINE_FIELD.key,
+    W.TABLE_TYPE.key: T.TABLE_TYPE.key,
 }
 
 
@@ -114,13 +120,19 @@ class WriteClient:
         return WriteJob(self, timeline, options, options.get_option(W.OPERATION))
 
     def _options(self, operation: WriteOperation, options: Mapping[str, Any] | None) -> Options:
+        check_options(options)
         user = Options(options)
         for option_key, table_key in self._table_defining_keys(user):
             given, stored = user[option_key], self.config.properties[table_key]
             if _normalized(table_key, given) != _normalized(table_key, stored):
+                why = (
+                    "a table's type is fixed when it is created: leave the option out"
+                    if table_key == T.TABLE_TYPE.key
+                    else "a table's keys and layout cannot change"
+                )
                 raise InvalidOptionError(
                     f"option {option_key}={given} conflicts with the table's "
-                    f"{table_key}={stored}; a table's keys and layout cannot change"
+                    f"{table_key}={stored}; {why}"
                 )
         return Options(self.config.properties, user, {W.OPERATION.key: operation.value})
 
@@ -149,7 +161,9 @@ class WriteJob:
         self.timeline = timeline
         self.options = options
         self.operation = operation
-        self.table_schema = latest_table_schema(timeline, client.config)
+        # None also while only deletes committed (a placeholder: see write.commit_extra)
+        no_schema = latest_schema_is_placeholder(timeline)
+        self.table_schema = None if no_schema else latest_table_schema(timeline, client.config)
         self.key_generator: KeyGenerator = key_generator_for(options)
         self.merger = merger_for(options, self.config.precombine_field)
         self.index = index_for(options)  # a bad hoodie.index.type fails before any instant
@@ -234,12 +248,22 @@ class WriteJob:
             self.config.name,
             Liveness.from_options(self.options),
             table_lock(self.storage, self.options),
-            commit_extra_metadata(self.options),
+            {**self._placeholder_schema(), **commit_extra_metadata(self.options)},
             conflicts_by_bucket=self.planner.bucket_index is not None,
             non_blocking=non_blocking_concurrency(self.options),
             early_conflicts=early_conflicts,
             instant_time=instant_time,
         )
+
+    def _placeholder_schema(self) -> dict[str, str]:
+        """The schema a commit of no rows records while the table has none (a delete first):
+        its key columns, which readers need (see write.commit_extra); a commit with rows, or
+        finding a schema committed meanwhile, records its own instead."""
+        if self.table_schema is not None:
+            return {}
+        fields = [*self.config.record_key_fields, *self.config.partition_fields]
+        schema = placeholder_schema(fields)
+        return {CommitMetadata.SCHEMA_KEY: arrow_to_avro_json(schema, self.config.name, False)}
 
     def run(
         self,
@@ -287,17 +311,31 @@ class WriteJob:
         lookup = self.planner.lookup(slices, touched)
         if lookup.kind is KeyLookup.NONE:
             return rows, untagged(rows)
-        file_ids = self._tag(rows, lookup.slices)
         if lookup.tags:
-            return rows, file_ids
-        kept = rows.filter(pc.is_null(file_ids))
+            return self._tag(rows, lookup.slices)
+        if rows.num_rows == 0 or not lookup.slices:
+            return rows, untagged(rows)
+        located = self._located(rows, lookup.slices)
+        kept = self._tagger(lookup.slices).without_stored(rows, located)
         return kept, untagged(kept)
 
-    def _tag(self, rows: pa.Table, slices: list[FileSlice]) -> pa.Array:
+    def _tag(self, rows: pa.Table, slices: list[FileSlice]) -> tuple[pa.Table, pa.Array]:
+        """The rows, with deletes of their keys' other live copies, and the file group each
+        writes to (null: a new row). A key found in several file groups counts where it is
+        live (write.global_tagging)."""
         if rows.num_rows == 0 or not slices:
-            return untagged(rows)
-        context = self._index_context(slices)
-        return self.index.tag(context, rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD]))
+            return rows, untagged(rows)
+        return self._tagger(slices).tag(rows, self._located(rows, slices))
+
+    def _tagger(self, slices: list[FileSlice]) -> GlobalTagger:
+        return GlobalTagger(False, self.merger, slices, self._read_stored, globally=False)
+
+    def _located(self, rows: pa.Table, slices: list[FileSlice]) -> pa.Table:
+        keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
+        return self.index.locate(self._index_context(slices), keys)
+
+    def _read_stored(self, lookups: list[StoredLookup]) -> list[pa.Table]:
+        return self.engine.map(self.stored_record_reader(), lookups)
 
     def _index_context(self, slices: list[FileSlice]) -> IndexContext:
         return IndexContext(
@@ -318,11 +356,12 @@ class WriteJob:
             return rows, untagged(rows)
         keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
         located = index.locate(self._index_context(lookup.slices), keys)
+        tagger = GlobalTagger(
+            index.update_partition_path, self.merger, lookup.slices, self._read_stored
+        )
         if lookup.drops_stored:
-            kept = without_located(rows, located)
+            kept = tagger.without_stored(rows, located)
             return kept, untagged(kept)
-        read_stored = functools.partial(self.engine.map, self.stored_record_reader())
-        tagger = GlobalTagger(index.update_partition_path, self.merger, lookup.slices, read_stored)
         return tagger.tag(rows, located)
 
     def _combined_across_partitions(self, rows: pa.Table) -> pa.Table:
@@ -383,6 +422,8 @@ def _normalized(table_key: str, value: str) -> str:
     spaces or case."""
     if table_key == T.BOOTSTRAP_BASE_PATH.key:
         return hadoop_path(value.strip().rstrip("/"))
+    if table_key == T.TABLE_TYPE.key:  # a value naming no type fails naming the choices
+        return TableType.parse(value, "table type").value
     return value.replace(" ", "").lower()
 
 

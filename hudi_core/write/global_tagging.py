@@ -18,6 +18,15 @@ Deciding a move needs the stored record's latest version, base file merged with 
 merge-on-read key may also be found in two base files once it moved: the old file group
 deleted it in a log, and only one of them holds it live). Those records are read only for
 the rows that need them.
+
+The same tagger serves the partition-scoped indexes (SIMPLE, BLOOM; `globally=False`): there
+a key is (partition, record key), and rows never move. Under any index a key found in several
+file groups counts only where it is live (its latest state in the file slice is no delete);
+live in several (an `insert` may store a key twice), the write keeps one copy, the one a
+merge would keep (greatest ordering value under event-time ordering, then the latest commit,
+then the greatest file id: the same every run), and deletes the others in the same commit,
+so that after an upsert or delete the key is never read twice. Found but live nowhere, it is
+a new key. An insert dropping duplicates drops only the rows whose key is live somewhere.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_core.arrow_utils import constant_strings
-from hudi_core.index.global_index import ROW, STORED_FILE_ID, STORED_PARTITION
+from hudi_core.index.base import LOCATIONS_SCHEMA, ROW, STORED_FILE_ID, STORED_PARTITION
 from hudi_core.keygen import KeyGenerator
 from hudi_core.merge.record_merger import (
     DELETE_COLUMN,
@@ -43,7 +52,12 @@ from hudi_core.model.file_group import FileSlice
 from hudi_core.read.log_scanner import InstantFilter, SliceLog
 from hudi_core.read.slice_merger import SliceMerger
 from hudi_core.schema.evolution import cast_batch_to_schema
-from hudi_core.schema.meta_fields import OPERATION_FIELD, PARTITION_PATH_FIELD, RECORD_KEY_FIELD
+from hudi_core.schema.meta_fields import (
+    COMMIT_TIME_FIELD,
+    OPERATION_FIELD,
+    PARTITION_PATH_FIELD,
+    RECORD_KEY_FIELD,
+)
 from hudi_core.storage import Storage
 
 # Columns of prepared rows that are not the record's data.
@@ -101,6 +115,12 @@ class GlobalTagger:
     merger: RecordMerger
     slices: list[FileSlice]  # the slices the index looked in
     read_stored: ReadStored  # a StoredRecordReader mapped over lookups, on an engine
+    globally: bool = True  # a global index: a key is one record in the table
+
+    @property
+    def key_columns(self) -> list[str]:
+        """What identifies a record: its key, in its partition unless the index is global."""
+        return [RECORD_KEY_FIELD] if self.globally else [PARTITION_PATH_FIELD, RECORD_KEY_FIELD]
 
     def tag(self, rows: pa.Table, located: pa.Table) -> tuple[pa.Table, pa.Array]:
         """`located`: the stored locations of the rows' keys (index.global_index.locate)."""
@@ -114,7 +134,9 @@ class GlobalTagger:
         elsewhere = found & ~_equal(partition, incoming) & ~deletes
         # A key found twice, or that may move, is decided once: of a batch's rows of it (not
         # pre-combined), the last one counts, as Apache Hudi keeps one of them.
-        dropped = _earlier_rows_of_keys(rows, found & ((count > 1) | elsewhere & update))
+        dropped = _earlier_rows_of_keys(
+            rows, found & ((count > 1) | elsewhere & update), self.key_columns
+        )
         found &= ~dropped
         # Rows whose stored record is read: keys found in two file groups (which one holds
         # it live?), and rows that may move when moving depends on the merge (not under
@@ -126,8 +148,9 @@ class GlobalTagger:
             stored = self._stored_records(rows, looked_at, located)
             partition = pc.if_else(pa.array(stored.live), stored.partition, partition)
             file_id = pc.if_else(pa.array(stored.live), stored.file_id, file_id)
-            if update:  # live nowhere: a new key, in its own partition
-                found &= ~(looked_at & ~stored.live)
+            # Live nowhere: a new key, in its own partition (found once and not moving, the
+            # row updates the file group it was found in, as Apache Hudi does).
+            found &= ~(looked_at & ~stored.live & ((count > 1) | update))
         moves = found & ~_equal(partition, incoming) & ~deletes & update
         merged: pa.Table | None = None
         if decides_by_merge and moves.any():
@@ -153,6 +176,7 @@ class GlobalTagger:
                 ]
             )
             file_ids = pa.concat_arrays([file_ids, file_id.filter(leaving)])
+        rows, file_ids = _deleting_other_copies(rows, file_ids, stored.others, found)
         if dropped.any():
             kept = pa.array(np.concatenate([~dropped, np.ones(rows.num_rows - n, bool)]))
             rows, file_ids = rows.filter(kept), file_ids.filter(kept)
@@ -164,18 +188,38 @@ class GlobalTagger:
         """The live stored record of each looked-at row's key (base merged with log), read
         from the file groups the index found the key in."""
         wanted = pc.is_in(located.column(ROW), value_set=pa.array(np.flatnonzero(looked_at)))
-        of_rows = located.filter(wanted)
-        keys = rows.column(RECORD_KEY_FIELD).take(of_rows.column(ROW))
+        entries = located.filter(wanted)
+        keys = _strings(rows.column(RECORD_KEY_FIELD)).take(entries.column(ROW))
+        records = self._read(entries, keys)
+        return _StoredMatch.of(rows.num_rows, entries, keys, records, self.merger)
+
+    def without_stored(self, rows: pa.Table, located: pa.Table) -> pa.Table:
+        """The rows whose key is live in no file group it was found in (an insert dropping
+        duplicates keeps those): a key found in a slice with log files may be deleted there."""
+        live = np.ones(located.num_rows, bool)
+        logged = _in_logged_slices(located, self.slices)
+        if logged.any():
+            entries = located.filter(pa.array(logged))
+            keys = _strings(rows.column(RECORD_KEY_FIELD)).take(entries.column(ROW))
+            records = self._read(entries, keys)
+            live[logged] = _records_of_entries(entries, keys, records) >= 0
+        stored = np.zeros(rows.num_rows, bool)
+        stored[located.column(ROW).to_numpy()[live]] = True
+        return rows.filter(pa.array(~stored))
+
+    def _read(self, entries: pa.Table, keys: pa.Array) -> pa.Table:
+        """The live stored records of `keys` in the file groups `entries` name (one key per
+        entry), with STORED_PARTITION and STORED_FILE_ID."""
         by_id = {(s.partition_path, s.file_id): s for s in self.slices}
         lookups = []
-        for members in _runs_of_equal(of_rows, [STORED_PARTITION, STORED_FILE_ID]):
+        for members in _runs_of_equal(entries, [STORED_PARTITION, STORED_FILE_ID]):
             first = int(members[0])
             group = (
-                of_rows.column(STORED_PARTITION)[first].as_py(),
-                of_rows.column(STORED_FILE_ID)[first].as_py(),
+                entries.column(STORED_PARTITION)[first].as_py(),
+                entries.column(STORED_FILE_ID)[first].as_py(),
             )
             lookups.append((by_id[group], _strings(pc.unique(keys.take(pa.array(members))))))
-        return _StoredMatch.of(rows, looked_at, pa.concat_tables(self.read_stored(lookups)))
+        return pa.concat_tables(self.read_stored(lookups))
 
     def _merged(
         self, rows: pa.Table, picked: np.ndarray, stored: _StoredMatch
@@ -221,30 +265,150 @@ class _StoredMatch:
 
     live: np.ndarray  # the row's key is live in one of the file groups found
     partition: pa.Array  # ... in this partition
-    file_id: pa.Array  # ... and file group
+    file_id: pa.Array  # ... and file group (the copy kept, should it be live in several)
     records: pa.Table  # stored records (file schema, STORED_PARTITION, STORED_FILE_ID)
     position: pa.Array  # each row's record in `records` (null: none)
+    others: pa.Table  # the other file groups holding a row's key live (LOCATIONS_SCHEMA)
 
     @classmethod
     def none(cls, n: int) -> _StoredMatch:
         nothing = pa.nulls(n, pa.string())
-        return cls(np.zeros(n, bool), nothing, nothing, pa.table({}), pa.nulls(n, pa.int32()))
+        return cls(
+            np.zeros(n, bool),
+            nothing,
+            nothing,
+            pa.table({}),
+            pa.nulls(n, pa.int32()),
+            LOCATIONS_SCHEMA.empty_table(),
+        )
 
     @classmethod
-    def of(cls, rows: pa.Table, looked_at: np.ndarray, records: pa.Table) -> _StoredMatch:
-        keys = records.column(RECORD_KEY_FIELD)
-        position = pc.index_in(rows.column(RECORD_KEY_FIELD), value_set=keys)  # the first copy
-        if isinstance(position, pa.ChunkedArray):
-            position = position.combine_chunks()
-        position = pc.if_else(pa.array(looked_at), position, pa.nulls(len(position), pa.int32()))
-        live = pc.is_valid(position).to_numpy(zero_copy_only=False)
+    def of(
+        cls,
+        n: int,
+        entries: pa.Table,
+        keys: pa.Array,
+        records: pa.Table,
+        merger: RecordMerger,
+    ) -> _StoredMatch:
+        """`entries`: the file groups (LOCATIONS_SCHEMA) each row's key (`keys`, one per
+        entry) was found in; `records`: the live ones of them."""
+        record = _records_of_entries(entries, keys, records)
+        live_entries = np.flatnonzero(record >= 0)
+        ranked = _ranked(entries, live_entries, record, records, merger)
+        row_of = entries.column(ROW).to_numpy()[ranked]
+        _, first = np.unique(row_of, return_index=True)
+        kept = ranked[first]  # the best live entry of each row with one
+        position = np.full(n, -1, dtype=np.int64)
+        position[row_of[first]] = record[kept]
+        others = np.ones(len(ranked), bool)
+        others[first] = False
+        taken = pa.array(position, mask=position < 0)
         return cls(
-            live,
-            _strings(records.column(STORED_PARTITION)).take(position),
-            _strings(records.column(STORED_FILE_ID)).take(position),
+            position >= 0,
+            _strings(records.column(STORED_PARTITION)).take(taken),
+            _strings(records.column(STORED_FILE_ID)).take(taken),
             records,
-            position,
+            taken,
+            entries.take(pa.array(np.sort(ranked[others]))),
         )
+
+
+def _records_of_entries(entries: pa.Table, keys: pa.Array, records: pa.Table) -> np.ndarray:
+    """For each entry (a key found in a file group), its live record in `records` (-1: the
+    key is not live there)."""
+    found = np.full(entries.num_rows, -1, dtype=np.int64)
+    if entries.num_rows == 0 or records.num_rows == 0:
+        return found
+    columns = ["k", STORED_PARTITION, STORED_FILE_ID]
+    wanted = pa.table(
+        [
+            keys,
+            _strings(entries.column(STORED_PARTITION)),
+            _strings(entries.column(STORED_FILE_ID)),
+            pa.array(np.arange(entries.num_rows)),
+        ],
+        names=[*columns, "entry"],
+    )
+    stored = pa.table(
+        [
+            _strings(records.column(RECORD_KEY_FIELD)),
+            _strings(records.column(STORED_PARTITION)),
+            _strings(records.column(STORED_FILE_ID)),
+            pa.array(np.arange(records.num_rows)),
+        ],
+        names=[*columns, "record"],
+    )
+    joined = wanted.join(stored, columns, join_type="inner")
+    found[joined.column("entry").to_numpy()] = joined.column("record").to_numpy()
+    return found
+
+
+def _ranked(
+    entries: pa.Table,
+    live: np.ndarray,
+    record: np.ndarray,
+    records: pa.Table,
+    merger: RecordMerger,
+) -> np.ndarray:
+    """The `live` entries by row, the copy to keep first: the one a merge of the copies keeps
+    (greatest ordering value under event-time ordering), then the latest commit, then the
+    greatest file id."""
+    if len(live) == 0:
+        return live
+    stored = records.take(pa.array(record[live]))
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {
+        "row": entries.column(ROW).take(pa.array(live))
+    }
+    ordering = merger.ordering_field
+    if merger.mode is MergeMode.EVENT_TIME and ordering and ordering in stored.column_names:
+        columns["ordering"] = stored.column(ordering)
+    for name, column in (("commit", COMMIT_TIME_FIELD), ("file", STORED_FILE_ID)):
+        if column in stored.column_names:
+            columns[name] = stored.column(column)
+    table = pa.table(columns)
+    keys = [("row", "ascending")] + [(c, "descending") for c in table.column_names[1:]]
+    try:
+        order = pc.sort_indices(table, sort_keys=keys)  # nulls last
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):  # an ordering type that won't sort
+        table = table.drop_columns(["ordering"]) if "ordering" in columns else table
+        keys = [k for k in keys if k[0] != "ordering"]
+        order = pc.sort_indices(table, sort_keys=keys)  # nulls last
+    ranked: np.ndarray = live[order.to_numpy()]
+    return ranked
+
+
+def _in_logged_slices(located: pa.Table, slices: list[FileSlice]) -> np.ndarray:
+    """Which located entries name a file slice with log files (where a key may be deleted)."""
+    logged = [(s.partition_path, s.file_id) for s in slices if s.log_files]
+    if not logged or located.num_rows == 0:
+        return np.zeros(located.num_rows, bool)
+    separator = "\x00"
+    names = pc.binary_join_element_wise(
+        _strings(located.column(STORED_PARTITION)),
+        _strings(located.column(STORED_FILE_ID)),
+        separator,
+    )
+    value_set = pa.array([f"{p}{separator}{f}" for p, f in logged], pa.string())
+    return _flags(pc.is_in(names, value_set=value_set))
+
+
+def _deleting_other_copies(
+    rows: pa.Table, file_ids: pa.Array, others: pa.Table, found: np.ndarray
+) -> tuple[pa.Table, pa.Array]:
+    """`rows` and their file ids, with a delete of each row's key from every other file group
+    holding it live (for the rows still deciding their key, `found`)."""
+    if others.num_rows == 0:
+        return rows, file_ids
+    others = others.filter(pa.array(found[others.column(ROW).to_numpy()]))
+    if others.num_rows == 0:
+        return rows, file_ids
+    keys = rows.column(RECORD_KEY_FIELD).take(others.column(ROW))
+    deletes = delete_rows(rows.schema, keys, _strings(others.column(STORED_PARTITION)))
+    return (
+        pa.concat_tables([rows, deletes]),
+        pa.concat_arrays([file_ids, _strings(others.column(STORED_FILE_ID))]),
+    )
 
 
 def _first_locations(located: pa.Table, n: int) -> tuple[np.ndarray, pa.Array, pa.Array]:
@@ -279,14 +443,15 @@ def _equal(left: pa.Array | pa.ChunkedArray, right: pa.Array | pa.ChunkedArray) 
     return _flags(pc.equal(left, right))
 
 
-def _earlier_rows_of_keys(rows: pa.Table, deciding: np.ndarray) -> np.ndarray:
-    """The rows of a key some `deciding` row holds, but for the last such row of the batch
-    (none when the batch's keys are distinct, as pre-combining leaves them)."""
+def _earlier_rows_of_keys(
+    rows: pa.Table, deciding: np.ndarray, key_columns: list[str]
+) -> np.ndarray:
+    """The rows of a key (`key_columns`) some `deciding` row holds, but for the last such row
+    of the batch (none when the batch's keys are distinct, as pre-combining leaves them)."""
     n = rows.num_rows
-    keys = rows.column(RECORD_KEY_FIELD)
-    if not deciding.any() or pc.count_distinct(keys).as_py() == n:
+    if not deciding.any() or pc.count_distinct(rows.column(RECORD_KEY_FIELD)).as_py() == n:
         return np.zeros(n, bool)
-    codes = group_codes(pa.table({"k": keys}), ["k"])
+    codes = group_codes(rows, key_columns)
     involved = np.zeros(codes.max() + 1, bool)
     involved[codes[deciding]] = True
     last = np.full(len(involved), -1, dtype=np.int64)

@@ -274,6 +274,8 @@ def _merge_plan(
     if settings.changelog and match_keys:
         stored_before = pc.is_in(keys, value_set=settings.stored_keys(stored))
         operation = pc.if_else(stored_before, UPDATE_OPERATION, INSERT_OPERATION)
+    if match_keys:
+        stored = _without_earlier_copies(stored, settings.stored_keys(stored), keys)
     fresh = with_meta(incoming, settings, task_id, _file_of(path), 0, operation)
     versions = with_delete_columns(fresh, incoming)
     outcome = merge_into(
@@ -295,6 +297,30 @@ def _merge_plan(
         updates=outcome.updates,
         deletes=outcome.deletes,
     )
+
+
+def _without_earlier_copies(
+    stored: pa.Table, stored_keys: pa.Array | pa.ChunkedArray, incoming_keys: pa.ChunkedArray
+) -> pa.Table:
+    """The stored rows but for earlier copies of a key the incoming rows update or delete: an
+    insert may store a key twice in a file, and once written again it is one record (the
+    last copy is merged), never two."""
+    matched = np.flatnonzero(
+        pc.is_in(stored_keys, value_set=incoming_keys).to_numpy(zero_copy_only=False)
+    )
+    if len(matched) < 2:
+        return stored
+    keys = pa.chunked_array([stored_keys]) if isinstance(stored_keys, pa.Array) else stored_keys
+    codes = pc.dictionary_encode(keys.take(pa.array(matched)).combine_chunks()).indices
+    codes_np = codes.to_numpy(zero_copy_only=False)
+    if len(np.unique(codes_np)) == len(matched):
+        return stored
+    last = np.full(int(codes_np.max()) + 1, -1, dtype=np.int64)
+    np.maximum.at(last, codes_np, matched)
+    keep = np.ones(stored.num_rows, bool)
+    keep[matched] = False
+    keep[last] = True
+    return stored.filter(pa.array(keep))
 
 
 def with_delete_columns(rows: pa.Table, incoming: pa.Table) -> pa.Table:

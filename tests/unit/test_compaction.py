@@ -512,9 +512,10 @@ def log_indexing_writer(monkeypatch):
         return planned
 
     def tag(job, rows, slices):
-        found = original_tag(job, rows, slices).to_pylist()
+        rows, found = original_tag(job, rows, slices)
         keys = rows[RECORD_KEY_FIELD].to_pylist()
-        return pa.array([tagged.get(k, f) for k, f in zip(keys, found, strict=True)], pa.string())
+        file_ids = [tagged.get(k, f) for k, f in zip(keys, found.to_pylist(), strict=True)]
+        return rows, pa.array(file_ids, pa.string())
 
     monkeypatch.setattr(bucket_assigner.TaskPlan, "tasks", tasks)
     monkeypatch.setattr(client.WriteJob, "_tag", tag)
