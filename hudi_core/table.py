@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,11 +16,23 @@ from hudi_core.config import compaction_options as C
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
-from hudi_core.config.table_config import METAFOLDER, PROPERTIES_FILE, TableConfig
+from hudi_core.config.table_config import (
+    METAFOLDER,
+    PROPERTIES_FILE,
+    TableConfig,
+    definition_changes,
+)
+from hudi_core.config.unknown_options import check_options
 from hudi_core.engine import EngineContext, LocalEngine
-from hudi_core.errors import InvalidOptionError, TableExistsError
+from hudi_core.errors import (
+    BootstrapError,
+    ConcurrentWriterError,
+    InvalidOptionError,
+    TableExistsError,
+)
 from hudi_core.index.bucket_index import bucket_table_properties
 from hudi_core.inspect import TableInspector
+from hudi_core.io.bootstrap_index import drop_bootstrap_index
 from hudi_core.keygen import key_generator_for
 from hudi_core.lock import TableLock, table_lock
 from hudi_core.merge.ordering_groups import OrderingGroups
@@ -38,14 +51,16 @@ from hudi_core.services.bootstrap import (
 from hudi_core.services.cleaner import Cleaner
 from hudi_core.services.clustering import Clusterer, clustering_due
 from hudi_core.services.compaction import Compactor
-from hudi_core.services.metadata_table import prepare_for_change
-from hudi_core.services.rollback import rollback_latest_commit
+from hudi_core.services.heartbeat import Liveness
+from hudi_core.services.metadata_table import prepare_for_change, remove_metadata_table
+from hudi_core.services.rollback import roll_back_dead_writes, rollback_latest_commit
 from hudi_core.services.savepoint import create_savepoint, delete_savepoint, restore
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
 from hudi_core.write.client import WriteClient
 
+_LOG = logging.getLogger(__name__)
 # Folders Apache Hudi creates with a table, next to hoodie.properties.
 _INIT_FOLDERS = (".schema", ".temp", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids")
 # Options given at creation that become table properties rather than per-write settings.
@@ -95,10 +110,13 @@ class HudiTable:
         schema: pa.Schema | None = None,
         engine: EngineContext | None = None,
     ) -> HudiTable:
-        """Creates an empty table; `options` are hoodie.* options (table-level ones persist)."""
+        """Creates an empty table; `options` are hoodie.* options (table-level ones persist).
+
+        A table at `path` that never committed (its first write or bootstrap failed) is made
+        anew: its failed attempts are rolled back and it takes this definition. One with a
+        commit raises TableExistsError."""
+        check_options(options)
         storage = Storage(path, options=options)
-        if storage.exists(PROPERTIES_FILE):
-            raise TableExistsError(f"a Hudi table already exists at {path}")
         properties = _table_properties(
             name,
             table_type,
@@ -109,9 +127,19 @@ class HudiTable:
             schema,
         )
         config = TableConfig.new(properties)
+        exists = storage.exists(PROPERTIES_FILE)
+        if exists:
+            redefined = redefine_uncommitted_table(storage, config, options)
+            if isinstance(redefined, Instant):
+                raise TableExistsError(
+                    f"a Hudi table already exists at {path} and {_has_commits(redefined)}: open "
+                    "it with HudiTable.open, or create the table at a new path"
+                )
+            config = redefined
         for folder in (*_INIT_FOLDERS, config.options.get_option(T.ARCHIVELOG_FOLDER)):
             storage.makedirs(f"{METAFOLDER}/{folder}")
-        config.save_new(storage)
+        if not exists:
+            config.save_new(storage)
         return cls(storage, config, engine, options)
 
     @classmethod
@@ -132,6 +160,7 @@ class HudiTable:
         says (see services.bootstrap). The table must be new, or hold no commits (a failed
         bootstrap is rolled back first). Partition folders named `field=value` after the
         partition fields make a hive-style partitioned table unless the options say."""
+        check_options(options)
         options = dict(options or {})
         check_bootstrap_options(Options(options))
         storage = Storage(path, options=options)
@@ -147,15 +176,22 @@ class HudiTable:
             T.BOOTSTRAP_BASE_PATH.key: source.uri_of(""),
             T.BOOTSTRAP_INDEX_CLASS.key: T.BOOTSTRAP_INDEX_CLASS.default,
         }
-        if storage.exists(PROPERTIES_FILE):
+        if storage.exists(PROPERTIES_FILE) and not record_key_fields:
+            # No definition given: the table's own, if it has no commits (else run() refuses).
             table = cls.open(path, options, engine)
-            table.config = table.config.save_update(storage, bootstrap_properties)
-        else:
-            if not Options(options).is_set(T.HIVE_STYLE_PARTITIONING) and hive_style_source(
-                source, partition_fields
-            ):
-                options[T.HIVE_STYLE_PARTITIONING.key] = "true"
-            created = {**options, **bootstrap_properties}
+            if _first_commit(storage, table.config) is None:
+                table.config = table.config.save_update(storage, bootstrap_properties)
+            Bootstrapper(
+                table.storage, table.config, table.engine, source.uri_of(""), options
+            ).run()
+            return table
+        if not Options(options).is_set(T.HIVE_STYLE_PARTITIONING) and hive_style_source(
+            source, partition_fields
+        ):
+            options[T.HIVE_STYLE_PARTITIONING.key] = "true"
+        created = {**options, **bootstrap_properties}
+        try:
+            # A table that never committed (a failed bootstrap) takes this definition anew.
             table = cls.create(
                 path,
                 name,
@@ -166,6 +202,13 @@ class HudiTable:
                 created,
                 engine=engine,
             )
+        except TableExistsError as exc:
+            first = _first_commit(storage, TableConfig.load(storage))
+            raise BootstrapError(
+                f"{storage.base_uri} {_has_commits(first) if first else 'has commits'}: "
+                "bootstrap makes a new table of a dataset and needs a table without commits; "
+                "bootstrap into a new base path"
+            ) from exc
         Bootstrapper(table.storage, table.config, table.engine, source.uri_of(""), options).run()
         return table
 
@@ -176,6 +219,7 @@ class HudiTable:
         options: Mapping[str, Any] | None = None,
         engine: EngineContext | None = None,
     ) -> HudiTable:
+        check_options(options)
         storage = Storage(path, options=options)
         return cls(storage, TableConfig.load(storage), engine, options)
 
@@ -344,6 +388,56 @@ class HudiTable:
         return f"HudiTable({self.name!r}, {self.table_type}, {self.storage.base_uri!r})"
 
 
+def redefine_uncommitted_table(
+    storage: Storage, wanted: TableConfig, options: Mapping[str, Any] | None
+) -> TableConfig | Instant:
+    """The table at `storage` made anew with the definition `wanted`, if it never committed
+    (a first write or bootstrap that failed, a wrong record key field say, left it): its
+    failed attempts are rolled back (once their writers' heartbeats stopped), a metadata
+    table and bootstrap index they left go, and hoodie.properties is rewritten with `wanted`
+    (through its backup, with its checksum) when it differs. Returns the config the table
+    has then; or, leaving the table alone, its first completed commit."""
+    opts = Options(TableConfig.load(storage).properties, options)
+    first = _first_commit(storage, TableConfig.load(storage))
+    if first is not None:
+        return first
+    remove_metadata_table(storage, opts)
+    with table_lock(storage, opts):
+        stored = TableConfig.load(storage)
+        first = _first_commit(storage, stored)
+        if first is not None:
+            return first
+        timeline = ActiveTimeline.load(storage, stored.timeline_timezone)
+        _, running = roll_back_dead_writes(storage, timeline, Liveness.from_options(opts))
+        if running:
+            raise ConcurrentWriterError(
+                f"{running[0].action} {running[0].timestamp} is in flight on "
+                f"{storage.base_uri} and its writer is alive: the table cannot be made anew "
+                "while its first write runs; retry once it has finished or failed"
+            )
+        drop_bootstrap_index(storage)
+        changes = definition_changes(stored.properties, wanted.properties)
+        if not changes:
+            return stored
+        _LOG.warning(
+            "table %s never committed: taking the new definition (%s)",
+            storage.base_uri,
+            "; ".join(f"{k}: {old} -> {new}" for k, (old, new) in changes.items()),
+        )
+        gone = [key for key in stored.properties if key not in wanted.properties]
+        return stored.save_update(storage, wanted.properties, removals=gone)
+
+
+def _first_commit(storage: Storage, config: TableConfig) -> Instant | None:
+    """The table's first completed write on the active timeline, else None."""
+    completed = ActiveTimeline.load(storage, config.timeline_timezone).completed_writes()
+    return completed[0] if completed else None
+
+
+def _has_commits(first: Instant) -> str:
+    return f"already has commits ({first.timestamp} {first.action} first)"
+
+
 def _table_properties(
     name: str,
     table_type: TableType | str,
@@ -367,8 +461,10 @@ def _table_properties(
         T.DROP_PARTITION_COLUMNS.key: "false",
         T.HIVE_STYLE_PARTITIONING.key: "false",
         T.URL_ENCODE_PARTITIONING.key: "false",
+        # The write option, else the table property itself (both name the table's payload).
         T.PAYLOAD_CLASS.key: merging_payload_class(
-            options.get_option(W.PAYLOAD_CLASS), T.PAYLOAD_CLASS.default
+            options.get_option(W.PAYLOAD_CLASS) or options.get(T.PAYLOAD_CLASS.key),
+            T.PAYLOAD_CLASS.default,
         ),
         T.RECORD_MERGER_STRATEGY.key: T.RECORD_MERGER_STRATEGY.default,
     }

@@ -382,7 +382,11 @@ def _table(spark, args, options: dict[str, str], exists: bool) -> HudiTable:
     from spark_jobs.engine import SparkEngine
 
     if exists:
-        return cli.open_table(spark, args, options)
+        table = cli.open_table(spark, args, options)
+        # A table whose first ingest failed (no commit) takes the flags' definition anew.
+        committed = any(i.is_write and i.is_completed for i in table.inspect.timeline())
+        if committed or not args.record_key_field:
+            return table
     return HudiTable.create(
         args.base_path,
         args.table_name,

@@ -189,3 +189,28 @@ class TableConfig:
     @property
     def create_schema(self) -> str | None:
         return self.options.get_option(T.CREATE_SCHEMA)
+
+
+# What hoodie.properties holds besides the definition a table was made with: the checksum, the
+# metadata table's announcement, a bootstrap's source. A table made again is not "redefined"
+# by them.
+_NOT_DEFINING = (
+    T.CHECKSUM.key,
+    T.METADATA_PARTITIONS.key,
+    T.METADATA_PARTITIONS_INFLIGHT.key,
+    T.BOOTSTRAP_BASE_PATH.key,
+    T.BOOTSTRAP_INDEX_CLASS.key,
+)
+
+
+def definition_changes(
+    stored: Mapping[str, str], wanted: Mapping[str, str]
+) -> dict[str, tuple[str | None, str | None]]:
+    """The properties a table made with `wanted` (a new table's properties) would hold
+    otherwise than the `stored` hoodie.properties: key -> (stored, wanted), None for absent."""
+    keys = (set(stored) | set(wanted)) - set(_NOT_DEFINING)
+    return {
+        key: (stored.get(key), wanted.get(key))
+        for key in sorted(keys)
+        if stored.get(key) != wanted.get(key)
+    }
