@@ -130,3 +130,9 @@ class InternalError(HudiError):
 class PartitionPathError(RecordKeyError):
     """A partition path is not safe as folders under the table: it would leave its partition
     folder, name the metadata folder, or be unlistable by readers. Nothing was written."""
+
+
+class StorageUnreachableError(HudiError, OSError):
+    """The file system of a table's location could not be reached, or refused the request (a
+    wrong endpoint, no network, bad credentials): names the location and the settings to
+    check. An OSError too, as the failed call's own error was."""

@@ -267,3 +267,45 @@ def _local_path(location: str) -> str:
     if location.startswith("file:"):
         location = "/" + urlsplit(location).path.lstrip("/")
     return os.path.abspath(location)
+
+
+def connection_settings(location: str, options: Mapping[str, Any] | None = None) -> str:
+    """Where `location`'s file system is reached and the settings that say so, for an error
+    telling what to check when it cannot be reached (no secret is shown)."""
+    scheme = scheme_of(location)
+    values = Options(options)
+    url = urlsplit(location)
+    if scheme in S3_SCHEMES:
+        s3 = S3Settings.resolve(url.netloc, values)
+        where = (
+            f"the endpoint {s3.endpoint_url}"
+            if s3.endpoint
+            else f"AWS's S3 endpoint of region {s3.region or '(none set)'}"
+        )
+        return (
+            f"{where}: check {F.S3A_ENDPOINT.key} (or fs.s3a.bucket.{url.netloc}.endpoint, "
+            f"AWS_ENDPOINT_URL), {F.S3A_SSL_ENABLED.key} / AWS_ALLOW_HTTP, "
+            f"{F.S3A_REGION.key} (AWS_REGION), the credentials {F.S3A_ACCESS_KEY.key} and "
+            f"{F.S3A_SECRET_KEY.key} (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), and "
+            f"{F.S3A_ATTEMPTS.key} for the retries"
+        )
+    if scheme in GCS_SCHEMES:
+        root = values.get_option(F.GS_ROOT_URL) or os.environ.get("STORAGE_EMULATOR_HOST")
+        return (
+            f"{'the endpoint ' + root if root else 'Google Cloud Storage'}: check "
+            f"{F.GS_ROOT_URL.key} (STORAGE_EMULATOR_HOST), {F.GS_AUTH_TYPE.key}, "
+            f"{F.GS_PROJECT_ID.key} and the credentials (GOOGLE_APPLICATION_CREDENTIALS)"
+        )
+    if scheme in AZURE_SCHEMES:
+        host = url.netloc.partition("@")[2]
+        return (
+            f"the account host {host or '(none in the location)'}: check the location, "
+            f"{F.AZURE_ACCOUNT_KEY.key}.{host} (AZURE_STORAGE_ACCOUNT_KEY) or "
+            f"{F.AZURE_CLIENT_ID.key} and its secret and endpoint"
+        )
+    if scheme in HDFS_SCHEMES:
+        return (
+            f"the namenode {url.netloc or '(the default one)'}: check the location's host and "
+            "port, and HADOOP_HOME / ARROW_LIBHDFS_DIR / CLASSPATH for libhdfs"
+        )
+    return "the file system's settings and the network"

@@ -7,16 +7,43 @@ uses '/' separators, as Hudi's metadata does.
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import pyarrow.fs as pafs
 
-from hudi_core.errors import PathOutsideTableError
-from hudi_core.filesystems import filesystem_for, is_object_store
+from hudi_core.errors import MissingDataFileError, PathOutsideTableError, StorageUnreachableError
+from hudi_core.filesystems import connection_settings, filesystem_for, is_object_store
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _reaching(
+    method: Callable[Concatenate[Storage, _P], _R],
+) -> Callable[Concatenate[Storage, _P], _R]:
+    """A Storage method whose file system may be out of reach: a remote store's bare OSError
+    (no network, a wrong endpoint, refused credentials; pyarrow raises these as OSError
+    itself, absent files and the like as its subclasses) becomes StorageUnreachableError,
+    naming the table's location and the settings to check."""
+
+    @functools.wraps(method)
+    def reaching(self: Storage, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(self, *args, **kwargs)
+        except OSError as exc:
+            if type(exc) is not OSError or self.is_local:
+                raise
+            raise StorageUnreachableError(
+                f"cannot reach {self.base_uri}: {exc}. It is reached through "
+                f"{connection_settings(self.base_uri, self._options)}"
+            ) from exc
+
+    return reaching
 
 
 @dataclass(frozen=True)
@@ -54,6 +81,7 @@ class Storage:
         self.fs = filesystem
         self.base_path = base.rstrip("/")
         self.base_uri = base_uri
+        self._options = dict(options or {})  # for StorageUnreachableError's message
 
     @property
     def is_local(self) -> bool:
@@ -83,19 +111,23 @@ class Storage:
                 return location[len(prefix) + 1 :]
         raise PathOutsideTableError(f"{location} is not under the table at {self.base_uri}")
 
+    @_reaching
     def exists(self, relative: str) -> bool:
         return bool(self.fs.get_file_info(self.full_path(relative)).type != pafs.FileType.NotFound)
 
+    @_reaching
     def read_bytes(self, relative: str) -> bytes:
         with self.fs.open_input_stream(self.full_path(relative)) as stream:
             return cast(bytes, stream.read())
 
+    @_reaching
     def write_bytes(self, relative: str, data: bytes) -> None:
         """Writes a file, replacing any file of that name."""
         self.makedirs(_parent(relative))
         with self.fs.open_output_stream(self.full_path(relative)) as stream:
             stream.write(data)
 
+    @_reaching
     def replace(self, relative: str, data: bytes) -> None:
         """Writes a file whole or not at all: a reader (or a crash) never sees half of it.
 
@@ -112,6 +144,7 @@ class Storage:
             handle.write(data)
         os.replace(temp, target)
 
+    @_reaching
     def create_new(self, relative: str, data: bytes) -> None:
         """Creates a file that must not exist yet (else FileExistsError), never half-written.
 
@@ -134,6 +167,7 @@ class Storage:
         finally:
             os.unlink(temp)
 
+    @_reaching
     def move(self, source: str, target: str) -> None:
         """Moves a file to a name that is not taken (a rename locally and on HDFS; a copy and a
         delete on object stores, which have no rename)."""
@@ -141,6 +175,7 @@ class Storage:
             raise FileExistsError(f"{target} already exists")
         self.fs.move(self.full_path(source), self.full_path(target))
 
+    @_reaching
     def delete(self, relative: str) -> bool:
         """Deletes a file; returns False if it was already gone."""
         if self.is_object_store and not self.exists(relative):
@@ -151,13 +186,16 @@ class Storage:
         except FileNotFoundError:
             return False
 
+    @_reaching
     def delete_dir(self, relative: str) -> None:
         if self.exists(relative):
             self.fs.delete_dir(self.full_path(relative))
 
+    @_reaching
     def makedirs(self, relative: str) -> None:
         self.fs.create_dir(self.full_path(relative), recursive=True)
 
+    @_reaching
     def list_files(self, relative: str = "", recursive: bool = False) -> list[FileEntry]:
         """Files (not folders) under a folder; an absent folder lists as empty."""
         selector = pafs.FileSelector(
@@ -170,6 +208,7 @@ class Storage:
             if info.type == pafs.FileType.File
         ]
 
+    @_reaching
     def list_folders(self, relative: str = "") -> list[str]:
         """Sub-folders directly under a folder, as paths relative to the base path."""
         selector = pafs.FileSelector(self.full_path(relative), allow_not_found=True)
@@ -180,6 +219,7 @@ class Storage:
             if info.type == pafs.FileType.Directory
         ]
 
+    @_reaching
     def modified_ms(self, relative: str) -> int | None:
         """When a file was last written (ms since the epoch); None if it does not exist."""
         info = self.fs.get_file_info(self.full_path(relative))
@@ -187,8 +227,13 @@ class Storage:
             return None
         return int(info.mtime_ns) // 1_000_000
 
+    @_reaching
     def file_size(self, relative: str) -> int:
-        return int(self.fs.get_file_info(self.full_path(relative)).size)
+        """A file's size; MissingDataFileError (a FileNotFoundError) if it does not exist."""
+        info = self.fs.get_file_info(self.full_path(relative))
+        if info.type == pafs.FileType.NotFound or info.size is None:
+            raise MissingDataFileError(f"{relative} does not exist")
+        return int(info.size)
 
 
 def _parent(relative: str) -> str:
