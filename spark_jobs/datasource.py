@@ -45,6 +45,8 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
     EqualTo,
     Filter,
     GreaterThan,
@@ -61,10 +63,18 @@ from hudi_core import HudiTable, QueryType
 from hudi_core.config import Options, declared_options
 from hudi_core.config import read_options as R
 from hudi_core.distributed import COMMIT_TIME_FIELD, ReadPlan, TableReader, read_request
-from hudi_core.errors import InvalidOptionError, QueryError
+from hudi_core.errors import HudiError, InvalidOptionError, QueryError
 from spark_jobs.stream_source import HudiStreamReader
 
 FORMAT = "hudi"
+# What a catalog table lacks: Spark gives a Python data source no options (not even its
+# LOCATION) when a table of its catalog is read, so such a table is refused when created.
+_CATALOG_TABLE_MESSAGE = (
+    "Spark gives a Python data source none of a catalog table's options when the table is "
+    "read, so it could not find the Hudi table; read it with "
+    'spark.read.format("hudi").load(path) or spark_jobs.read(spark, path), or name it with '
+    "CREATE TEMPORARY VIEW <name> USING hudi OPTIONS (path '<path>')"
+)
 GUARD_OPTION = "spark_jobs.read.guard"  # the always-true filter's column (see the module doc)
 _PUSHABLE = {
     EqualTo: "=",
@@ -123,11 +133,33 @@ class HudiDataSource(DataSource):
     session_defaults: Mapping[str, str] = {}  # set by `register`: the session's fs.* settings
 
     def __init__(self, options: Mapping[str, str]) -> None:
+        if str(options.get("provider", "")).lower() == FORMAT and "location" in options:
+            raise InvalidOptionError(
+                f"CREATE TABLE ... USING hudi (at {options['location']}) is not supported: "
+                f"{_CATALOG_TABLE_MESSAGE}"
+            )
         super().__init__({**self.session_defaults, **_declared_spelling(options)})
 
     @classmethod
     def name(cls) -> str:
         return FORMAT
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """Refused at once, before any row is read: see `spark_jobs.write`."""
+        raise InvalidOptionError(
+            f'df.write.format("hudi") cannot write {self.options.get("path") or "a table"}: '
+            "rows must be shuffled to their file groups, which a Python data source cannot "
+            "ask Spark for; write with spark_jobs.write(df, path, options=..., mode=...) "
+            "(the same hoodie.* options and save modes; see docs/spark.md)"
+        )
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        """Refused at once: see `spark_jobs.hudi_sink`."""
+        raise InvalidOptionError(
+            'df.writeStream.format("hudi") cannot write a table: use '
+            "writeStream.foreachBatch(spark_jobs.hudi_sink(path, options)) (see "
+            "docs/streaming.md)"
+        )
 
     def schema(self) -> StructType:
         """All columns nullable, so that Spark keeps the read guard's not-null filter."""
@@ -137,13 +169,19 @@ class HudiDataSource(DataSource):
         return HudiReader(self.options)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802
-        columns = _nullable(self._plan())
-        if not columns.names:
-            raise QueryError(
-                f"the table at {self.options.get('path')} has no schema yet (never written): "
-                "start streaming it after its first commit"
-            )
-        return HudiStreamReader(self.options, columns)
+        """The query's reader; one whose every call raises the HudiError that made it fail
+        to start: PySpark (4.x) hides an error raised here behind an UnboundLocalError of
+        its own (it stops a reader it never got)."""
+        try:
+            columns = _nullable(self._plan())
+            if not columns.names:
+                raise QueryError(
+                    f"the table at {self.options.get('path')} has no schema yet (never "
+                    "written): start streaming it after its first commit"
+                )
+            return HudiStreamReader(self.options, columns)
+        except HudiError as exc:
+            return HudiStreamReader.failing(exc)
 
     def _plan(self) -> ReadPlan | None:
         """The plan whose columns the source has: an incremental read's for changelog reads
@@ -161,7 +199,10 @@ def plan_read(
     as no rows in the schema it was created with, else in no columns."""
     path = options.get("path")
     if not path:
-        raise InvalidOptionError('reading format("hudi") needs a path: .load("/path/to/table")')
+        raise InvalidOptionError(
+            'reading format("hudi") needs a path: .load("/path/to/table"); a table of Spark\'s '
+            f"catalog (CREATE TABLE ... USING hudi) has none: {_CATALOG_TABLE_MESSAGE}"
+        )
     table = table or HudiTable.open(path, options)
     request = read_request({**table.options, **options}, filters=filters)
     if _changelog(options) and request.query_type is not QueryType.INCREMENTAL:

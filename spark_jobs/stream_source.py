@@ -41,7 +41,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from hudi_core import HudiTable
+from hudi_core import HudiError, HudiTable
 from hudi_core.distributed import CommitStream, ReadPlan
 from hudi_core.schema import cast_batch_to_schema
 
@@ -55,8 +55,30 @@ class HudiStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: Mapping[str, str], schema: pa.Schema) -> None:
         self.options = dict(options)
         self.schema = schema  # the source's (the table's when the query started)
-        self.stream = _commit_stream(self.options)
+        self.failure: HudiError | None = None
+        try:
+            self._commits: CommitStream | None = _commit_stream(self.options)
+        except HudiError as exc:
+            self._commits, self.failure = None, exc
         self.target: str | None = None  # the last offset of a Trigger.AvailableNow query
+
+    @classmethod
+    def failing(cls, failure: HudiError) -> HudiStreamReader:
+        """A reader that raises `failure` on its first call. PySpark (4.x) reports an error
+        raised while it creates the reader as an UnboundLocalError of its own (it then stops
+        a reader it never got); one raised by the reader's first call reaches the query's
+        StreamingQueryException as itself."""
+        reader = cls.__new__(cls)
+        reader.options, reader.schema, reader.target = {}, pa.schema([]), None
+        reader._commits, reader.failure = None, failure
+        return reader
+
+    @property
+    def stream(self) -> CommitStream:
+        if self._commits is None:
+            assert self.failure is not None
+            raise self.failure
+        return self._commits
 
     def initialOffset(self) -> dict:  # noqa: N802 (Spark's names)
         return {OFFSET_KEY: self.stream.initial_offset()}
