@@ -55,6 +55,22 @@ def incremental(path: str, begin: str, end: str) -> pa.Table:
     return _read(path, options, None)
 
 
+def incremental_base_instants(path: str, begin: str, end: str) -> dict[tuple[str, str], str]:
+    """(partition path, file id) -> the instant of the base file hudi-rs reads in each file
+    slice of its incremental read (begin, end] ("" for a slice without a base file)."""
+    options = (
+        HudiReadOptions()
+        .with_query_type(HudiQueryType.Incremental)
+        .with_start_timestamp(begin)
+        .with_end_timestamp(end)
+    )
+    table = HudiTableBuilder.from_base_uri(str(path)).build()
+    return {
+        (s.partition_path, s.file_id): s.creation_instant_time if s.base_file_name else ""
+        for s in table.get_file_slices(options)
+    }
+
+
 def completed_commit_times(path: str) -> list[str]:
     timeline = HudiTableBuilder.from_base_uri(str(path)).build().get_timeline()
     instants = (
