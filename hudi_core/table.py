@@ -58,6 +58,7 @@ from hudi_core.services.savepoint import create_savepoint, delete_savepoint, res
 from hudi_core.storage import Storage
 from hudi_core.table_schema import latest_table_schema
 from hudi_core.timeline import ActiveTimeline, Instant
+from hudi_core.timeline.archived_timeline import archive_folder_path
 from hudi_core.write.client import WriteClient
 
 _LOG = logging.getLogger(__name__)
@@ -338,10 +339,14 @@ class HudiTable:
 
     def rollback(self, instant: str) -> str:
         """Rolls back the latest write (or compaction), pending or completed; returns the
-        rollback's instant time."""
+        rollback's instant time. The last completed one on the active timeline stays when
+        archived commits came before it (ServiceError: the table would read as empty)."""
         with self._lock_for_change("rollback"):
             return rollback_latest_commit(
-                self.storage, self._timeline(), normalize_instant(instant)
+                self.storage,
+                self._timeline(),
+                normalize_instant(instant),
+                archive_folder_path(self.config.options.get_option(T.ARCHIVELOG_FOLDER)),
             )
 
     def savepoint(self, instant: str, comment: str = "") -> str:

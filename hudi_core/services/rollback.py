@@ -31,6 +31,7 @@ from hudi_core.services.heartbeat import HEARTBEAT_FOLDER, Liveness, write_is_al
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline import avro_metadata as avro
+from hudi_core.timeline.archived_timeline import read_archived_instants
 from hudi_core.timeline.content import corrupt, repair_hint
 from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
 from hudi_core.write.markers import Markers
@@ -181,10 +182,14 @@ def rollback_instant(
     return _execute(storage, timeline, inflight, plan)
 
 
-def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_time: str) -> str:
+def rollback_latest_commit(
+    storage: Storage, timeline: ActiveTimeline, instant_time: str, archive_folder: str
+) -> str:
     """Rolls back a chosen write, which must be the latest one (older ones: restore to a
     savepoint); returns the rollback's instant time. A rollback of it that was cut off is
-    finished instead, as Apache Hudi does: only its plan still names the logs to cancel."""
+    finished instead, as Apache Hudi does: only its plan still names the logs to cancel.
+    The last completed write on the active timeline is not rolled back while archived
+    commits (in `archive_folder`) wrote data: see _require_commit_left."""
     begun = _pending_rollback_of(storage, timeline, instant_time)
     if begun is not None:
         return resume_rollback(storage, timeline, begun).timestamp
@@ -205,7 +210,33 @@ def rollback_latest_commit(storage: Storage, timeline: ActiveTimeline, instant_t
             f"{later[0]} came after {instant_time}; only the latest write can be rolled back "
             "(roll back the later ones first, or restore to a savepoint)"
         )
+    _require_commit_left(storage, timeline, target, archive_folder)
     return rollback_instant(storage, timeline, target, keep_plan=False).timestamp
+
+
+def _require_commit_left(
+    storage: Storage, timeline: ActiveTimeline, target: Instant, archive_folder: str
+) -> None:
+    """Refuses to roll back the only completed write left on the active timeline when
+    archived commits came before it. Readers (Apache Hudi's, hudi-rs, ours) take a file slice
+    or log block whose instant is not on the active timeline as committed only if it is older
+    than the first active commit; with none left, every file the archived commits wrote
+    would read as uncommitted and the table as empty (Apache Hudi lets this rollback through)."""
+    if not target.is_completed:
+        return
+    if any(c.timestamp != target.timestamp for c in timeline.completed_writes()):
+        return
+    archived = [
+        e.instant
+        for e in read_archived_instants(storage, archive_folder)
+        if e.instant.is_completed and e.instant.action in WRITE_ACTIONS
+    ]
+    if archived:
+        raise ServiceError(
+            f"{target.timestamp} is the last commit on the active timeline; rolling it back "
+            f"would leave none, and readers would no longer see the data of the archived "
+            f"commits before it (up to {archived[-1].timestamp})"
+        )
 
 
 def _droppable_broken_compaction(
