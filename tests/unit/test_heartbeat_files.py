@@ -151,7 +151,7 @@ def test_a_compaction_killed_while_refreshing_its_attempt_is_rerun_at_once(tmp_p
     assert planned is not None
     before = table.read()
 
-    _run_killed(path, f".attempts/{planned}/", "table.compaction.run()", slow_action="commit")
+    _run_killed(path, f".attempts/{planned}/", "table.compaction.run()", slow_action="compaction")
 
     assert table.compaction.run() == planned  # no ConcurrentServiceError
     assert table.compaction.pending() == []

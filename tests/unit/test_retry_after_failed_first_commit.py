@@ -149,6 +149,7 @@ def test_a_bootstrap_without_fields_keeps_the_uncommitted_tables_definition(tmp_
     assert table.read().num_rows == rows.num_rows
 
 
+@pytest.mark.spark  # imports spark_jobs.ingest, which imports pyspark (no session starts)
 def test_the_ingest_job_retried_with_a_corrected_key_redefines_the_table(tmp_path):
     """What an Airflow ingest retry does once the tables file is fixed: the job finds the
     table (no commit yet) and makes it anew from its flags."""
