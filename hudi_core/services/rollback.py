@@ -23,7 +23,7 @@ from hudi_core.errors import (
 )
 from hudi_core.io.log_blocks import rollback_block
 from hudi_core.io.log_format import read_log_block_headers, write_log_file
-from hudi_core.model.commit_metadata import CommitMetadata
+from hudi_core.model.commit_metadata import NULL_COMMIT, CommitMetadata
 from hudi_core.model.compaction_plan import read_plan
 from hudi_core.model.file_names import BaseFileName, LogFileName, log_file_name
 from hudi_core.read.file_system_view import clustering_plan, list_table_files
@@ -211,7 +211,47 @@ def rollback_latest_commit(
             "(roll back the later ones first, or restore to a savepoint)"
         )
     _require_commit_left(storage, timeline, target, archive_folder)
+    _require_older_versions_kept(storage, timeline, target)
     return rollback_instant(storage, timeline, target, keep_plan=False).timestamp
+
+
+def _require_older_versions_kept(
+    storage: Storage, timeline: ActiveTimeline, target: Instant
+) -> None:
+    """Refuses to roll back a completed write when the versions it relies on are gone: the
+    rollback deletes what the write made, so each file group it rewrote or replaced must still
+    have files from before it. A clean since may have deleted them; the group's rows would then
+    be lost (Apache Hudi lets this rollback through; its issue 8654)."""
+    if not target.is_completed:
+        return
+    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
+    needed = metadata.replaced_file_ids() | {
+        (stat.partition_path, stat.file_id)
+        for stat in metadata.write_stats()
+        if stat.prev_commit not in ("", NULL_COMMIT)
+    }
+    for partition in sorted({partition for partition, _ in needed}):
+        kept = _file_groups_before(storage, partition, target.timestamp)
+        lost = sorted(file_id for p, file_id in needed if p == partition and file_id not in kept)
+        if lost:
+            raise ServiceError(
+                f"a clean deleted the files file group {lost[0]} of partition {partition!r} "
+                f"had before {target.timestamp}; rolling it back would lose their rows. "
+                "Restore to a savepoint from before it instead"
+            )
+
+
+def _file_groups_before(storage: Storage, partition: str, instant_time: str) -> set[str]:
+    """File ids of the partition's base and log files of slices begun before `instant_time`."""
+    groups: set[str] = set()
+    for entry in storage.list_files(partition):
+        base = BaseFileName.parse(entry.name)
+        log = LogFileName.parse(entry.name)
+        if base is not None and base.instant_time < instant_time:
+            groups.add(base.file_id)
+        elif log is not None and log.base_instant_time < instant_time:
+            groups.add(log.file_id)
+    return groups
 
 
 def _require_commit_left(
