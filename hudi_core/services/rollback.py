@@ -224,7 +224,10 @@ def _require_older_versions_kept(
     be lost (Apache Hudi lets this rollback through; its issue 8654)."""
     if not target.is_completed:
         return
-    metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
+    try:
+        metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
+    except CorruptFileError:
+        return  # rolling back a damaged commit is how its error says to repair it
     needed = metadata.replaced_file_ids() | {
         (stat.partition_path, stat.file_id)
         for stat in metadata.write_stats()

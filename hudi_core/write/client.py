@@ -36,7 +36,7 @@ from hudi_core.merge.record_merger import is_deleting_payload, merger_for
 from hudi_core.model.commit_metadata import CommitMetadata, WriteStat
 from hudi_core.model.file_group import FileSlice
 from hudi_core.model.partition_metadata import ensure_partition_metadata
-from hudi_core.read.file_system_view import FileSystemView
+from hudi_core.read.file_system_view import FileSystemView, pending_compaction_file_groups
 from hudi_core.read.log_scanner import InstantFilter
 from hudi_core.schema.meta_fields import (
     PARTITION_PATH_FIELD,
@@ -328,7 +328,22 @@ class WriteJob:
         return self._tagger(slices).tag(rows, self._located(rows, slices))
 
     def _tagger(self, slices: list[FileSlice]) -> GlobalTagger:
-        return GlobalTagger(False, self.merger, slices, self._read_stored, globally=False)
+        return GlobalTagger(
+            False,
+            self.merger,
+            slices,
+            self._read_stored,
+            globally=False,
+            under_compaction=self.under_compaction,
+        )
+
+    @functools.cached_property
+    def under_compaction(self) -> frozenset[tuple[str, str]]:
+        """The file groups a pending compaction plans, where a key found once is read to see
+        whether it is live (write.global_tagging); copy-on-write has no plans to read."""
+        if not self.config.is_merge_on_read:
+            return frozenset()
+        return frozenset(pending_compaction_file_groups(self.timeline))
 
     def _located(self, rows: pa.Table, slices: list[FileSlice]) -> pa.Table:
         keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
@@ -357,7 +372,11 @@ class WriteJob:
         keys = rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD])
         located = index.locate(self._index_context(lookup.slices), keys)
         tagger = GlobalTagger(
-            index.update_partition_path, self.merger, lookup.slices, self._read_stored
+            index.update_partition_path,
+            self.merger,
+            lookup.slices,
+            self._read_stored,
+            under_compaction=self.under_compaction,
         )
         if lookup.drops_stored:
             kept = tagger.without_stored(rows, located)

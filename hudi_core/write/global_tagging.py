@@ -27,11 +27,20 @@ merge would keep (greatest ordering value under event-time ordering, then the la
 then the greatest file id: the same every run), and deletes the others in the same commit,
 so that after an upsert or delete the key is never read twice. Found but live nowhere, it is
 a new key. An insert dropping duplicates drops only the rows whose key is live somewhere.
+
+A key found once is read too when its file group has a pending compaction (and log files):
+the write's log goes to the slice the compaction starts, whose base file holds what the
+planned slice holds live. Updating a key that slice deleted would leave it in a log only
+after the compaction, where SIMPLE and BLOOM never look (the next upsert would store it
+twice, a delete would miss it); not live there, the key is new and goes to a base file.
+Apache Hudi tags it as an update (HoodieIndexUtils reads base files only) and loses it so.
+Elsewhere a key found once updates its file group unread, live or not: the next compaction
+merges base, delete and update, and the key stays in the base file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +125,8 @@ class GlobalTagger:
     slices: list[FileSlice]  # the slices the index looked in
     read_stored: ReadStored  # a StoredRecordReader mapped over lookups, on an engine
     globally: bool = True  # a global index: a key is one record in the table
+    # (partition, file id) of the file groups a pending compaction plans
+    under_compaction: Collection[tuple[str, str]] = frozenset()
 
     @property
     def key_columns(self) -> list[str]:
@@ -139,18 +150,19 @@ class GlobalTagger:
         )
         found &= ~dropped
         # Rows whose stored record is read: keys found in two file groups (which one holds
-        # it live?), and rows that may move when moving depends on the merge (not under
-        # commit-time ordering, where the incoming record always wins).
+        # it live?), rows that may move when moving depends on the merge (not under
+        # commit-time ordering, where the incoming record always wins), and keys found in a
+        # file group a pending compaction plans (see the module doc).
         may_move = elsewhere & found & decides_by_merge
-        looked_at = found & ((count > 1) | may_move)
+        looked_at = found & ((count > 1) | may_move | self._held_by_compaction(located, n))
         stored = _StoredMatch.none(n)
         if looked_at.any():
             stored = self._stored_records(rows, looked_at, located)
             partition = pc.if_else(pa.array(stored.live), stored.partition, partition)
             file_id = pc.if_else(pa.array(stored.live), stored.file_id, file_id)
-            # Live nowhere: a new key, in its own partition (found once and not moving, the
-            # row updates the file group it was found in, as Apache Hudi does).
-            found &= ~(looked_at & ~stored.live & ((count > 1) | update))
+            # Live nowhere: a new key, in its own partition (a key found once and not read
+            # updates the file group it was found in, as Apache Hudi does).
+            found &= ~(looked_at & ~stored.live)
         moves = found & ~_equal(partition, incoming) & ~deletes & update
         merged: pa.Table | None = None
         if decides_by_merge and moves.any():
@@ -181,6 +193,18 @@ class GlobalTagger:
             kept = pa.array(np.concatenate([~dropped, np.ones(rows.num_rows - n, bool)]))
             rows, file_ids = rows.filter(kept), file_ids.filter(kept)
         return rows, file_ids
+
+    def _held_by_compaction(self, located: pa.Table, n: int) -> np.ndarray:
+        """Which rows found their key in a file group with log files and a pending compaction."""
+        held = [
+            (s.partition_path, s.file_id)
+            for s in self.slices
+            if s.log_files and (s.partition_path, s.file_id) in self.under_compaction
+        ]
+        rows = np.zeros(n, bool)
+        if held:
+            rows[located.column(ROW).to_numpy()[_in_groups(located, held)]] = True
+        return rows
 
     def _stored_records(
         self, rows: pa.Table, looked_at: np.ndarray, located: pa.Table
@@ -380,8 +404,12 @@ def _ranked(
 
 def _in_logged_slices(located: pa.Table, slices: list[FileSlice]) -> np.ndarray:
     """Which located entries name a file slice with log files (where a key may be deleted)."""
-    logged = [(s.partition_path, s.file_id) for s in slices if s.log_files]
-    if not logged or located.num_rows == 0:
+    return _in_groups(located, [(s.partition_path, s.file_id) for s in slices if s.log_files])
+
+
+def _in_groups(located: pa.Table, groups: list[tuple[str, str]]) -> np.ndarray:
+    """Which located entries name one of `groups` (partition, file id)."""
+    if not groups or located.num_rows == 0:
         return np.zeros(located.num_rows, bool)
     separator = "\x00"
     names = pc.binary_join_element_wise(
@@ -389,7 +417,7 @@ def _in_logged_slices(located: pa.Table, slices: list[FileSlice]) -> np.ndarray:
         _strings(located.column(STORED_FILE_ID)),
         separator,
     )
-    value_set = pa.array([f"{p}{separator}{f}" for p, f in logged], pa.string())
+    value_set = pa.array([f"{p}{separator}{f}" for p, f in groups], pa.string())
     return _flags(pc.is_in(names, value_set=value_set))
 
 
