@@ -12,51 +12,16 @@ against it.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from tests import datagen, oracle
-from tests.tables import create_trips_table
+from tests import datagen
+from tests.trips_model import INDEXES, TripsModel, trips_table_on_index
 
 TABLE_TYPES = ["COPY_ON_WRITE", "MERGE_ON_READ"]
-INDEXES = ["SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET"]
-DATA = datagen.SCHEMA.names
 KEYS = list(range(8))  # two keys in each of the four city partitions
-
-
-class Model:
-    """key -> record, as the table must hold after each write."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Any]] = {}
-
-    def upsert(self, batch: pa.Table) -> None:
-        for record in batch.to_pylist():
-            self.rows[record["uuid"]] = {name: record[name] for name in DATA}
-
-    def delete(self, batch: pa.Table) -> None:
-        for key in batch["uuid"].to_pylist():
-            self.rows.pop(key, None)
-
-    def check(self, table: Any, context: str, oracle_too: bool = True) -> None:
-        ours = table.read()
-        keys = ours["uuid"].to_pylist()
-        assert len(keys) == len(set(keys)), f"{context}: a key is read twice: {sorted(keys)}"
-        got = {row["uuid"]: {name: row[name] for name in DATA} for row in ours.to_pylist()}
-        assert got == self.rows, context
-        if oracle_too:
-            oracle.assert_same_table(ours, oracle.snapshot(table.storage.base_path), context)
-
-
-def _table(tmp_path: Path, table_type: str, index: str, **options: str) -> Any:
-    settings = {"hoodie.index.type": index, "hoodie.parquet.small.file.limit": "0"}
-    if index == "BUCKET":
-        settings["hoodie.bucket.index.num.buckets"] = "2"
-    _, table = create_trips_table(tmp_path, table_type, {**settings, **options})
-    return table
 
 
 def _schedule_compaction(table: Any) -> str:
@@ -80,8 +45,8 @@ def test_an_upsert_after_delete_then_insert_leaves_the_key_once(
     judges the table once they have run."""
     if pending_compaction and table_type == "COPY_ON_WRITE":
         pytest.skip("copy-on-write tables have no compaction")
-    table = _table(tmp_path, table_type, index)
-    model = Model()
+    table = trips_table_on_index(tmp_path, table_type, index)
+    model = TripsModel()
     first = datagen.trips(KEYS, seed=1, ts=1)
     table.write(first)
     model.upsert(first)
@@ -110,8 +75,8 @@ def test_an_upsert_after_delete_then_insert_leaves_the_key_once(
 def test_an_upsert_of_a_key_inserted_twice_leaves_it_once(tmp_path, table_type, index):
     """An insert of stored keys may store them twice (Apache Hudi documents it); the upsert
     that follows keeps one copy, with its values, and a delete after it removes the key."""
-    table = _table(tmp_path, table_type, index)
-    model = Model()
+    table = trips_table_on_index(tmp_path, table_type, index)
+    model = TripsModel()
     first = datagen.trips(KEYS, seed=1, ts=1)
     table.write(first)
     table.write(datagen.trips(KEYS[:4], seed=2, ts=2), operation="insert")
@@ -132,8 +97,8 @@ def test_an_upsert_of_a_key_inserted_twice_leaves_it_once(tmp_path, table_type, 
 def test_an_insert_dropping_duplicates_keeps_keys_deleted_in_a_log(tmp_path, table_type, index):
     """insert.drop.duplicates drops the rows whose key the table holds: a key its file group
     deleted (in a log, not compacted yet) is not held, and its row is inserted."""
-    table = _table(tmp_path, table_type, index)
-    model = Model()
+    table = trips_table_on_index(tmp_path, table_type, index)
+    model = TripsModel()
     first = datagen.trips(KEYS, seed=1, ts=1)
     table.write(first)
     model.upsert(first)

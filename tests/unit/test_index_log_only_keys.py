@@ -15,51 +15,15 @@ compaction has run (hudi-rs 0.5 hides a pending compaction's new logs).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
-from tests import datagen, oracle
-from tests.tables import create_trips_table
+from tests import datagen
+from tests.trips_model import INDEXES, TripsModel, trips_table_on_index
 
-INDEXES = ["SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET"]
-DATA = datagen.SCHEMA.names
 KEYS = list(range(8))  # two keys in each of the four city partitions
 DELETED = KEYS[::2]
-
-
-class Model:
-    """key -> record, as the table must hold after each write."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Any]] = {}
-
-    def upsert(self, batch: pa.Table) -> None:
-        for record in batch.to_pylist():
-            self.rows[record["uuid"]] = {name: record[name] for name in DATA}
-
-    def delete(self, batch: pa.Table) -> None:
-        for key in batch["uuid"].to_pylist():
-            self.rows.pop(key, None)
-
-    def check(self, table: Any, context: str, oracle_too: bool = True) -> None:
-        ours = table.read()
-        keys = ours["uuid"].to_pylist()
-        assert len(keys) == len(set(keys)), f"{context}: a key is read twice: {sorted(keys)}"
-        got = {row["uuid"]: {name: row[name] for name in DATA} for row in ours.to_pylist()}
-        assert got == self.rows, context
-        if oracle_too:
-            oracle.assert_same_table(ours, oracle.snapshot(table.storage.base_path), context)
-
-
-def _table(tmp_path: Path, table_type: str, index: str) -> Any:
-    settings = {"hoodie.index.type": index, "hoodie.parquet.small.file.limit": "0"}
-    if index == "BUCKET":
-        settings["hoodie.bucket.index.num.buckets"] = "2"
-    _, table = create_trips_table(tmp_path, table_type, settings)
-    return table
 
 
 def _schedule_compaction(table: Any) -> str:
@@ -79,8 +43,8 @@ def test_a_key_upserted_after_its_delete_is_found_after_compaction(
 ):
     """Write, delete, (schedule a compaction), upsert the deleted keys, run the compaction;
     the next upsert updates them (read once), the next delete removes them."""
-    table = _table(tmp_path, table_type, index)
-    model = Model()
+    table = trips_table_on_index(tmp_path, table_type, index)
+    model = TripsModel()
     first = datagen.trips(KEYS, seed=1, ts=1)
     table.write(first)
     model.upsert(first)
@@ -113,8 +77,8 @@ def test_a_key_deleted_after_the_schedule_is_found_after_compaction(tmp_path, in
     """The delete lands in the new slice's log (after the schedule): the compaction's base
     file keeps the key, the log deletes it; an upsert then, and one after the compaction,
     leave it once."""
-    table = _table(tmp_path, "MERGE_ON_READ", index)
-    model = Model()
+    table = trips_table_on_index(tmp_path, "MERGE_ON_READ", index)
+    model = TripsModel()
     first = datagen.trips(KEYS, seed=1, ts=1)
     table.write(first)
     model.upsert(first)
@@ -140,8 +104,8 @@ def test_a_key_deleted_after_the_schedule_is_found_after_compaction(tmp_path, in
 def test_a_delete_of_keys_the_pending_plan_deletes_changes_nothing(tmp_path, index):
     """Deleting again keys the planned slice already deleted (found in its base file only):
     nothing to delete, nothing is brought back; a live key of the same batch is deleted."""
-    table = _table(tmp_path, "MERGE_ON_READ", index)
-    model = Model()
+    table = trips_table_on_index(tmp_path, "MERGE_ON_READ", index)
+    model = TripsModel()
     first = datagen.trips(KEYS, seed=1, ts=1)
     table.write(first)
     model.upsert(first)
