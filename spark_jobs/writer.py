@@ -7,9 +7,14 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 2. a shuffle brings every key's rows, and the copies of that key stored in the touched
    partitions' base files (every partition's, under a global index; read on executors),
    into one task: there duplicates are pre-combined and each row tagged with the file group
-   holding its key (with no stored key to meet, as into a new table, this step is skipped:
-   a key's rows all reach its insert bucket, whose write task pre-combines them). Which
-   base files have their keys read is hoodie.index.type's choice:
+   holding its key live, by hudi_core's GlobalTagger as the local write tags (with no stored
+   key to meet, as into a new table, this step is skipped: a key's rows all reach its insert
+   bucket, whose write task pre-combines them). A key whose base files' copies may not be
+   live (found in several file groups, or in one under a pending compaction; for an insert
+   dropping duplicates, in a slice with log files) has those slices read there, on the
+   executor, merged for that key: it counts only where live, other live copies are deleted in
+   the same commit, and a key live nowhere is new. Which base files have their keys read is
+   hoodie.index.type's choice:
    - SIMPLE: every base file of the touched partitions, one task per file;
    - BLOOM: only the files whose footer says they may hold an incoming key. Executors read
      the candidates' min/max keys (one task per file), every row's key goes to the files of
@@ -24,7 +29,7 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
      partition (a key is one record in the table; blobs go by the hash of the key alone, so
      a key's rows meet its stored copies whatever partitions they name). The task
      pre-combines a key's rows by key alone, finds the file groups holding it (hudi_core's
-     match_keys_globally) and spells out what each row does with hudi_core's GlobalTagger: a
+     match_keys_globally) and spells out what each row does with the GlobalTagger: a
      delete goes to the key's file group whatever partition it names; a row naming another
      partition either updates the key where it is stored (update.partition.path=false, or a
      late event the stored record wins over), or moves it: a delete row for the old file
@@ -91,6 +96,7 @@ from hudi_core.distributed import (
     BucketIndex,
     BucketPlan,
     CreateTask,
+    FileSlice,
     FileSystemView,
     GlobalBloomIndex,
     GlobalIndex,
@@ -103,11 +109,9 @@ from hudi_core.distributed import (
     WriteSettings,
     WriteStat,
     ensure_partition_metadata,
-    match_keys,
     match_keys_globally,
     new_file_id,
     running_attempt,
-    without_located,
 )
 from hudi_core.engine import LocalEngine
 from spark_jobs import blobs
@@ -305,12 +309,15 @@ class SparkWriter:
         keyed = split
         if lookup.slices:
             keyed = split.unionByName(self._stored_keys(routed))
-        globally = None
-        if isinstance(job.index, GlobalIndex):
-            reader = job.stored_record_reader() if lookup.tags and lookup.slices else None
-            globally = _GlobalTagging(job.index.update_partition_path, reader)
+        index = job.index
+        tagging = _Tagging(
+            isinstance(index, GlobalIndex),
+            isinstance(index, GlobalIndex) and index.update_partition_path,
+            job.stored_record_reader() if lookup.slices else None,
+            job.under_compaction,
+        )
         reducer = _CombineAndTag(
-            job.preparer, job.planner.combine, lookup, routed.rows_schema, globally
+            job.preparer, job.planner.combine, lookup, routed.rows_schema, tagging
         )
         guarded = self.errors.guard(reducer)
         return keyed.repartition(len(shuffle), "slot").mapInArrow(guarded, blobs.SPARK_SCHEMA)
@@ -670,21 +677,29 @@ def _keys_by_slot(
 
 
 @dataclass(frozen=True)
-class _GlobalTagging:
-    """A global index's tagging, as hudi_core's local write does it: whether a key arriving
-    in another partition moves there, and what reads stored records (base merged with log)
-    where deciding a move needs them (None: nothing is tagged)."""
+class _Tagging:
+    """How hudi_core's local write tags rows (its GlobalTagger, for every index): whether a
+    key is one record in the table (`globally`: a global index) and may move to the partition
+    a row names, what reads stored records (base merged with log) where the tagging needs them
+    (None: no key is looked up), and the file groups under a pending compaction, where a key
+    found once is read too (WriteJob.under_compaction, computed once on the driver)."""
 
+    globally: bool
     update_partition_path: bool
     reader: StoredRecordReader | None
+    under_compaction: frozenset[tuple[str, str]]
 
 
 class _CombineAndTag:
     """All rows of some keys, with the stored copies of those keys: pre-combines them and
-    looks them up as the planner's `lookup` says (tags each with the file group holding its
-    key, or drops the rows whose key is stored). Under a global index (`globally`) the rows
-    are pre-combined by key alone, their keys looked up in the stored keys of every partition
-    and the moves of keys between partitions spelled out (hudi_core's GlobalTagger)."""
+    looks them up as the planner's `lookup` says, as hudi_core's local write does
+    (WriteJob._looked_up): the file groups whose base files hold each key are located among
+    the stored keys this task received, and hudi_core's GlobalTagger tags each row with the
+    file group holding its key live (adding deletes of other live copies), or drops the rows
+    whose key is live somewhere (`without_stored`). The stored records that needs (base merged
+    with log) are read here, on the executor, only for the keys that need them. Under a
+    global index the rows are pre-combined by key alone, their keys looked up in the stored
+    keys of every partition and the moves of keys between partitions spelled out."""
 
     def __init__(
         self,
@@ -692,13 +707,13 @@ class _CombineAndTag:
         combine: bool,
         lookup: Lookup,
         schema: pa.Schema,
-        globally: _GlobalTagging | None = None,
+        tagging: _Tagging,
     ) -> None:
         self.preparer = preparer
         self.combine = combine
         self.lookup = lookup
         self.schema = schema
-        self.globally = globally
+        self.tagging = tagging
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         received = _all_rows(batches)
@@ -709,42 +724,41 @@ class _CombineAndTag:
             return
         if self.combine:
             rows = self.preparer.precombine(rows)
-            if self.globally is not None and rows.num_rows > 1:
+            if self.tagging.globally and rows.num_rows > 1:
                 rows = self.preparer.precombine(rows, globally=True)
-        if self.globally is not None:
-            rows, file_ids = self._tagged_globally(rows, received, self.globally)
-        else:
-            file_ids = pa.nulls(rows.num_rows, pa.string())
-            if self.lookup.slices:
-                file_ids = match_keys(rows, self.lookup.slices, self._stored(received))
-            if self.lookup.drops_stored:
-                rows = rows.filter(pc.is_null(file_ids))
-            if not self.lookup.tags:
-                file_ids = pa.nulls(rows.num_rows, pa.string())
+        rows, file_ids = self._looked_up(rows, received)
         yield from blobs.batches_of(rows.append_column(FILE_ID, file_ids), -1, counted=True)
 
-    def _tagged_globally(
-        self, rows: pa.Table, received: pa.Table, globally: _GlobalTagging
-    ) -> tuple[pa.Table, pa.Array]:
-        """As hudi_core's WriteJob._globally_looked_up, over the stored keys of the slices
-        (of any partition) that this task's keys may be in."""
-        untagged = pa.nulls(rows.num_rows, pa.string())
-        if not self.lookup.slices:
-            return rows, untagged
+    def _looked_up(self, rows: pa.Table, received: pa.Table) -> tuple[pa.Table, pa.Array]:
+        """As hudi_core's WriteJob._looked_up (and _globally_looked_up), over the stored keys
+        of the slices this task's keys may be in: the rows kept (with deletes of their keys'
+        other live copies) and the file group each writes to (null: a new row)."""
+        tagging = self.tagging
+        if not self.lookup.slices or tagging.reader is None:
+            return rows, pa.nulls(rows.num_rows, pa.string())
         stored = self._stored_by_slice(received)
-        indices = sorted(stored)  # in the lookup's order: the first match is hudi_core's
+        indices = sorted(stored)  # in the lookup's order, as hudi_core's
         slices = [self.lookup.slices[i] for i in indices]
-        keys = rows.column(RECORD_KEY_FIELD).combine_chunks()
-        located = match_keys_globally(keys, pc.unique(keys), slices, [stored[i] for i in indices])
-        if self.lookup.drops_stored:
-            kept = without_located(rows, located)
-            return kept, pa.nulls(kept.num_rows, pa.string())
-        if not self.lookup.tags or globally.reader is None:
-            return rows, untagged
-        read_stored = functools.partial(_read_each, globally.reader)
+        keys = [stored[i] for i in indices]
+        if tagging.globally:
+            record_keys = rows.column(RECORD_KEY_FIELD).combine_chunks()
+            located = match_keys_globally(record_keys, pc.unique(record_keys), slices, keys)
+        else:  # SIMPLE's and BLOOM's locate, over the keys read for them on the executors
+            context = _ReceivedKeys(slices, keys)
+            located = context.locate(rows.select([RECORD_KEY_FIELD, PARTITION_PATH_FIELD]), slices)
         tagger = GlobalTagger(
-            globally.update_partition_path, self.preparer.merger, slices, read_stored
+            tagging.update_partition_path,
+            self.preparer.merger,
+            slices,
+            functools.partial(_read_each, tagging.reader),
+            globally=tagging.globally,
+            under_compaction=tagging.under_compaction,
         )
+        if self.lookup.drops_stored:
+            kept = tagger.without_stored(rows, located)
+            return kept, pa.nulls(kept.num_rows, pa.string())
+        if not self.lookup.tags:
+            return rows, pa.nulls(rows.num_rows, pa.string())
         return tagger.tag(rows, located)
 
     def _stored_by_slice(self, received: pa.Table) -> dict[int, pa.ChunkedArray]:
@@ -754,11 +768,21 @@ class _CombineAndTag:
             parts.setdefault(index, []).extend(keys.column(0).chunks)
         return {i: pa.chunked_array(chunks, pa.string()) for i, chunks in parts.items()}
 
-    def _stored(self, received: pa.Table) -> list[pa.ChunkedArray]:
-        parts: list[list[pa.Array]] = [[] for _ in self.lookup.slices]
-        for index, keys in blobs.decode(received, blobs.KEYS):
-            parts[index].extend(keys.column(0).chunks)
-        return [pa.chunked_array(chunks, pa.string()) for chunks in parts]
+
+class _ReceivedKeys(IndexContext):
+    """An index context whose slices' stored keys are those a task received (read on the
+    executors that read each base file, see _StoredKeyBlobs and _ProbedKeyBlobs): its
+    `locate` is the one SIMPLE and BLOOM run in hudi_core's local write, without reading
+    a base file again."""
+
+    def __init__(self, slices: list[FileSlice], keys: list[pa.ChunkedArray]) -> None:
+        super().__init__(None, LocalEngine(), slices, None, True)  # reads nothing itself
+        self.received = {
+            (s.partition_path, s.file_id): k for s, k in zip(slices, keys, strict=True)
+        }
+
+    def stored_keys(self, file_slice: FileSlice) -> pa.ChunkedArray:
+        return self.received[(file_slice.partition_path, file_slice.file_id)]
 
 
 def _read_each(reader: StoredRecordReader, lookups: list[Any]) -> list[pa.Table]:
