@@ -33,7 +33,7 @@ from hudi_core.timeline import ActiveTimeline, Instant, State
 from hudi_core.timeline import avro_metadata as avro
 from hudi_core.timeline.archived_timeline import read_archived_instants
 from hudi_core.timeline.content import corrupt, repair_hint
-from hudi_core.timeline.instant import COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
+from hudi_core.timeline.instant import CLEAN, COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
 from hudi_core.write.markers import Markers
 
 ROLLBACK_TOKEN = "1-0-1"  # Apache Hudi's write token for files a rollback writes
@@ -219,41 +219,64 @@ def _require_older_versions_kept(
     storage: Storage, timeline: ActiveTimeline, target: Instant
 ) -> None:
     """Refuses to roll back a completed write when the versions it relies on are gone: the
-    rollback deletes what the write made, so each file group it rewrote or replaced must still
-    have files from before it. A clean since may have deleted them; the group's rows would then
-    be lost (Apache Hudi lets this rollback through; its issue 8654)."""
+    rollback deletes what the write made, so the slice each of its writes built on (its
+    prevCommit) must still be there, and the file groups it replaced untouched by the cleans
+    since. A clean may have deleted them; the groups' rows would then be lost, or older rows
+    (a savepointed slice, say) come back (Apache Hudi lets this rollback through; its issue
+    8654)."""
     if not target.is_completed:
         return
     try:
         metadata = CommitMetadata.from_json_bytes(timeline.read_bytes(target))
     except CorruptFileError:
         return  # rolling back a damaged commit is how its error says to repair it
-    needed = metadata.replaced_file_ids() | {
-        (stat.partition_path, stat.file_id)
+    built_on = {
+        (stat.partition_path, stat.file_id, stat.prev_commit)
         for stat in metadata.write_stats()
         if stat.prev_commit not in ("", NULL_COMMIT)
     }
-    for partition in sorted({partition for partition, _ in needed}):
-        kept = _file_groups_before(storage, partition, target.timestamp)
-        lost = sorted(file_id for p, file_id in needed if p == partition and file_id not in kept)
-        if lost:
-            raise ServiceError(
-                f"a clean deleted the files file group {lost[0]} of partition {partition!r} "
-                f"had before {target.timestamp}; rolling it back would lose their rows. "
-                "Restore to a savepoint from before it instead"
-            )
+    present = {
+        (partition, *file_slice)
+        for partition in sorted({partition for partition, _, _ in built_on})
+        for file_slice in _slices(storage, partition)
+    }
+    lost = sorted((p, f) for p, f, _ in built_on - present)
+    lost += sorted(metadata.replaced_file_ids() & _cleaned_since(timeline, target.timestamp))
+    if lost:
+        partition, file_id = lost[0]
+        raise ServiceError(
+            f"a clean deleted files of file group {file_id} (partition {partition!r}) that "
+            f"{target.timestamp} rewrote or replaced; rolling it back would lose their rows. "
+            "Restore to a savepoint from before it instead"
+        )
 
 
-def _file_groups_before(storage: Storage, partition: str, instant_time: str) -> set[str]:
-    """File ids of the partition's base and log files of slices begun before `instant_time`."""
-    groups: set[str] = set()
+def _slices(storage: Storage, partition: str) -> set[tuple[str, str]]:
+    """(file id, base instant) of the file slices whose base or log files are in a partition."""
+    slices: set[tuple[str, str]] = set()
     for entry in storage.list_files(partition):
         base = BaseFileName.parse(entry.name)
         log = LogFileName.parse(entry.name)
-        if base is not None and base.instant_time < instant_time:
-            groups.add(base.file_id)
-        elif log is not None and log.base_instant_time < instant_time:
-            groups.add(log.file_id)
+        if base is not None:
+            slices.add((base.file_id, base.instant_time))
+        elif log is not None:
+            slices.add((log.file_id, log.base_instant_time))
+    return slices
+
+
+def _cleaned_since(timeline: ActiveTimeline, instant_time: str) -> set[tuple[str, str]]:
+    """(partition, file id) of every file the cleans completed after `instant_time` deleted."""
+    groups: set[tuple[str, str]] = set()
+    for clean in timeline.completed([CLEAN]):
+        if clean.timestamp <= instant_time:
+            continue
+        metadata = avro.deserialize(timeline.read_bytes(clean))
+        for partition, stats in (metadata.get("partitionMetadata") or {}).items():
+            for name in stats.get("successDeleteFiles") or []:
+                name = name.rsplit("/", 1)[-1]
+                parsed = BaseFileName.parse(name) or LogFileName.parse(name)
+                if parsed is not None:
+                    groups.add((partition, parsed.file_id))
     return groups
 
 

@@ -53,3 +53,18 @@ def test_a_rollback_of_a_log_append_needs_no_older_version(tmp_path):
     table.rollback(last)
     table.rollback(appended)
     assert read_both(table) == {"k1": 1}
+
+
+def test_a_savepointed_older_version_does_not_stand_in_for_the_cleaned_one(tmp_path):
+    _, table = keyed_table(tmp_path, "COPY_ON_WRITE", OPTIONS)
+    first = table.write(keyed_rows(["k1"], "p1", 1), operation="insert")
+    table.savepoint(first)  # keeps the first version through every clean
+    table.write(keyed_rows(["k1"], "p1", 2), operation="upsert")
+    rewrote = table.write(keyed_rows(["k1"], "p1", 3), operation="upsert")
+    last = table.write(keyed_rows(["k1"], "p1", 4), operation="upsert")
+    assert table.clean() is not None  # the second version goes: only the first and third stay
+    table.rollback(last)  # built on the third, still there
+    assert read_both(table) == {"k1": 3}
+    with pytest.raises(ServiceError, match="Restore to a savepoint"):
+        table.rollback(rewrote)  # built on the second: the savepointed first must not return
+    assert read_both(table) == {"k1": 3}
