@@ -131,6 +131,9 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8080)
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, exit_on_sigterm)
+    # Ctrl-C stops everything even where SIGINT came in ignored (a background job of a script
+    # inherits SIG_IGN, and Python then installs no KeyboardInterrupt handler of its own).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     return serve(Path(args.workdir).resolve(), args.port)
 
 
