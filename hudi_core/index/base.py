@@ -127,28 +127,43 @@ def match_keys_globally(
 ) -> pa.Table:
     """Which slices hold each incoming key, in any partition (LOCATIONS_SCHEMA rows).
 
-    `distinct` are the distinct incoming keys: stored keys are probed against a hash of them,
-    and the (distinct key, slice) hits are joined back to the incoming rows.
+    `distinct` are the distinct incoming keys. One Arrow hash join matches the stored keys
+    of all slices against them (the smaller side is the hash table; `index_in` per slice
+    was several times slower, and far slower on chunked arrays), and the (distinct key,
+    slice) hits are joined back to the incoming rows on integers.
     """
-    slots: list[np.ndarray] = []
-    codes: list[np.ndarray] = []
-    for code, stored in enumerate(stored_keys):
-        hits = np.unique(pc.index_in(stored, value_set=distinct).drop_null().to_numpy())
-        slots.append(hits.astype(np.int64))
-        codes.append(np.full(len(hits), code, dtype=np.int64))
-    if not slots or not sum(len(s) for s in slots):
+    if not stored_keys or len(keys) == 0:
         return LOCATIONS_SCHEMA.empty_table()
-    hits_table = pa.table({"slot": np.concatenate(slots), "code": np.concatenate(codes)})
-    slot_of_row = pc.index_in(keys, value_set=distinct).cast(pa.int64())
-    rows_table = pa.table({ROW: np.arange(len(keys), dtype=np.int64), "slot": slot_of_row})
-    joined = rows_table.join(hits_table, "slot", join_type="inner")
-    joined = joined.sort_by([(ROW, "ascending"), ("code", "ascending")])
-    code = joined.column("code")
+    key_type = distinct.type
+    stored = pa.concat_tables(
+        pa.table({_KEY: keys_of_slice.cast(key_type), _CODE: np.full(len(keys_of_slice), code)})
+        for code, keys_of_slice in enumerate(stored_keys)
+    )
+    slots = pa.table({_KEY: distinct, _SLOT: np.arange(len(distinct), dtype=np.int64)})
+    hits = stored.join(slots, _KEY, join_type="inner")
+    # A slice storing a key twice still holds it once.
+    pairs = np.unique(
+        hits.column(_SLOT).to_numpy() * len(stored_keys) + hits.column(_CODE).to_numpy()
+    )
+    found = pa.table({_SLOT: pairs // len(stored_keys), _CODE: pairs % len(stored_keys)})
+    slot_of_row = pc.index_in(one_chunk(keys).cast(key_type), value_set=distinct)
+    rows = pa.table(
+        {ROW: np.arange(len(keys), dtype=np.int64), _SLOT: slot_of_row.cast(pa.int64())}
+    )
+    joined = rows.join(found, _SLOT, join_type="inner")
+    joined = joined.sort_by([(ROW, "ascending"), (_CODE, "ascending")])
+    code = joined.column(_CODE)
     partitions = pa.array([s.partition_path for s in slices], pa.string())
     file_ids = pa.array([s.file_id for s in slices], pa.string())
     return pa.Table.from_arrays(
         [joined.column(ROW), partitions.take(code), file_ids.take(code)], schema=LOCATIONS_SCHEMA
     )
+
+
+# Working columns of match_keys_globally: a key, a slice's position, a distinct key's position.
+_KEY = "key"
+_CODE = "code"
+_SLOT = "slot"
 
 
 def match_keys_in_partitions(
