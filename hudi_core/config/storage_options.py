@@ -26,8 +26,13 @@ PARQUET_PAGE_SIZE = ConfigOption(
 )
 PARQUET_COMPRESSION_CODEC = ConfigOption(
     "hoodie.parquet.compression.codec",
-    "gzip",
-    "Compression of base files: gzip, snappy, zstd, lz4 or uncompressed.",
+    # zstd, as Apache Hudi now defaults to for Flink and Spark 3.5+: it writes about ten times
+    # faster than gzip (Apache Hudi 0.x's default) at a similar size, and every current reader
+    # (parquet-java, arrow-rs, pyarrow) reads it.
+    "zstd",
+    "Compression of base files and Parquet log blocks: zstd, gzip, snappy, lz4 or "
+    "uncompressed (zstd: gzip's size at a fraction of its write time; gzip for readers on "
+    "parquet-java before 1.12).",
     parse=lambda raw: raw.strip().lower(),
 )
 PARQUET_DICTIONARY_ENABLED = ConfigOption(

@@ -68,7 +68,7 @@ def test_bulk_insert_sorts_by_partition_then_key_and_rolls_files_at_the_max_size
         batch,
         operation="bulk_insert",
         options={
-            "hoodie.parquet.max.file.size": "20000",
+            "hoodie.parquet.max.file.size": "12000",
             "hoodie.copyonwrite.record.size.estimate": "10",
         },
     )
