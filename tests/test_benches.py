@@ -21,7 +21,12 @@ THROUGH_EXECUTORS = ["--hoodie-conf", "hoodie.spark.local.threshold.bytes=0"]
 LOCAL_BENCHES = {
     "cow_write_bench.py": (
         ["--rows", "2000", "--repeat", "1"],
-        ["hudi bulk_insert:", "hudi upsert (10%):", "ratio"],
+        [
+            "hudi bulk_insert / delta-rs:",
+            "hudi upsert (10%) / delta-rs MERGE:",
+            "hudi bulk_insert / pyarrow:",
+            "ratio",
+        ],
     ),
     "mor_bench.py": (
         ["--rows", "2000", "--repeat", "1"],
