@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.arrow_utils import row_indices_by_value
+from hudi_core.arrow_utils import positions_in, row_indices_by_value, single_chunk
 from hudi_core.engine import EngineContext
 from hudi_core.io.base_file import RECORD_KEY_COLUMN, read_base_file
 from hudi_core.keygen import KeyGenerator
@@ -97,13 +97,13 @@ def match_keys(
     for partition, rows in rows_by_partition.items():
         probe = incoming_keys.take(pa.array(rows))
         distinct = pc.unique(probe)
-        slot_of_row = pc.index_in(probe, value_set=distinct).to_numpy()
+        slot_of_row = positions_in(probe, distinct).to_numpy()
         owner_of_slot = np.full(len(distinct), -1, dtype=np.int32)
         for code in _oldest_first(slices):
             file_slice, keys = slices[code], stored_keys[code]
             if file_slice.partition_path != partition:
                 continue
-            position = pc.index_in(keys, value_set=distinct)
+            position = positions_in(keys, distinct)
             hits = position.drop_null().to_numpy()
             owner_of_slot[hits] = code
         owner[rows] = owner_of_slot[slot_of_row]
@@ -146,7 +146,7 @@ def match_keys_globally(
         hits.column(_SLOT).to_numpy() * len(stored_keys) + hits.column(_CODE).to_numpy()
     )
     found = pa.table({_SLOT: pairs // len(stored_keys), _CODE: pairs % len(stored_keys)})
-    slot_of_row = pc.index_in(one_chunk(keys).cast(key_type), value_set=distinct)
+    slot_of_row = positions_in(keys.cast(key_type), distinct)
     rows = pa.table(
         {ROW: np.arange(len(keys), dtype=np.int64), _SLOT: slot_of_row.cast(pa.int64())}
     )
@@ -170,16 +170,10 @@ def match_keys_in_partitions(
     incoming: pa.Table, slices: list[FileSlice], stored_keys: list[pa.ChunkedArray]
 ) -> pa.Table:
     """Which slices of its own partition hold each incoming key (LOCATIONS_SCHEMA rows)."""
-    keys = one_chunk(incoming.column(RECORD_KEY_COLUMN))
+    keys = single_chunk(incoming.column(RECORD_KEY_COLUMN))
     if len(keys) == 0 or not slices:
         return LOCATIONS_SCHEMA.empty_table()
     located = match_keys_globally(keys, pc.unique(keys), slices, stored_keys)
-    named = one_chunk(incoming.column(PARTITION_COLUMN)).cast(pa.string())
+    named = single_chunk(incoming.column(PARTITION_COLUMN)).cast(pa.string())
     same = pc.equal(located.column(STORED_PARTITION), named.take(located.column(ROW)))
     return located.filter(same)
-
-
-def one_chunk(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(values, pa.ChunkedArray):
-        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-    return values

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_core.arrow_utils import single_chunk
 from hudi_core.index.base import (
     LOCATIONS_SCHEMA,
     ROW,
@@ -26,7 +27,6 @@ from hudi_core.index.base import (
     STORED_PARTITION,
     IndexContext,
     match_keys_globally,
-    one_chunk,
 )
 from hudi_core.index.bloom_index import BloomIndex
 from hudi_core.io.base_file import RECORD_KEY_COLUMN
@@ -48,7 +48,7 @@ class GlobalIndex:
     def locate(self, context: IndexContext, incoming: pa.Table) -> pa.Table:
         """Every stored location of every incoming key (see LOCATIONS_SCHEMA), ordered by
         incoming row; rows whose key is stored nowhere have none."""
-        keys = one_chunk(incoming.column(RECORD_KEY_COLUMN))
+        keys = single_chunk(incoming.column(RECORD_KEY_COLUMN))
         if len(keys) == 0 or not context.slices:
             return LOCATIONS_SCHEMA.empty_table()
         distinct = pc.unique(keys)

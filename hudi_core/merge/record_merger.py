@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.arrow_utils import row_numbers
+from hudi_core.arrow_utils import positions_in, row_numbers
 from hudi_core.config import table_options as T
 from hudi_core.config import write_options as W
 from hudi_core.config.option import Options
@@ -489,7 +489,7 @@ def merge_into(
     stored (and not deletes) follow. Without `match_keys` every version is new (duplicates)."""
     n = stored.num_rows
     if match_keys and n and versions.num_rows:
-        position = pc.index_in(stored_keys, value_set=version_keys)
+        position = positions_in(stored_keys, version_keys)
     else:
         position = pa.nulls(n, pa.int32())
     stored_rows = np.flatnonzero(pc.is_valid(position).to_numpy(zero_copy_only=False))

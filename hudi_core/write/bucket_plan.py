@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_core.arrow_utils import row_indices_by_value, single_chunk
+from hudi_core.arrow_utils import positions_in, row_indices_by_value, single_chunk
 from hudi_core.errors import InternalError
 from hudi_core.index.bucket_index import BucketGroups, BucketIndex
 from hudi_core.io.bloom_filter import hash_keys
@@ -98,7 +98,7 @@ class BucketPlan:
         )
         known = pa.array([f"{p}\x00{f}" for p, f in self.update_buckets], pa.string())
         ids = np.array(list(self.update_buckets.values()), dtype=np.int64)
-        slot = pc.index_in(groups, value_set=known)
+        slot = positions_in(groups, known)
         if slot.null_count:
             raise InternalError("a row is tagged to a file group the plan does not know")
         buckets: np.ndarray = ids[slot.to_numpy(zero_copy_only=False)]

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from hudi_core.arrow_utils import positions_in
 from hudi_core.model.commit_metadata import WriteStat
 from hudi_core.model.file_group import BaseFile, FileSlice
 from hudi_core.schema.meta_fields import RECORD_KEY_FIELD
@@ -33,7 +33,7 @@ class NewKeyChangesTask(CreateTask):
             return created
         # The files hold `first` in order: the file of a key is found by its row's position.
         ends = np.cumsum([stat.num_writes for stat in created])
-        row = pc.index_in(later.column(RECORD_KEY_FIELD), value_set=first.column(RECORD_KEY_FIELD))
+        row = positions_in(later.column(RECORD_KEY_FIELD), first.column(RECORD_KEY_FIELD))
         in_file = np.searchsorted(ends, row.to_numpy(zero_copy_only=False), side="right")
         logged: list[WriteStat] = []
         for index, stat in enumerate(created):
