@@ -70,6 +70,7 @@ def test_bulk_insert_sorts_by_partition_then_key_and_rolls_files_at_the_max_size
         options={
             "hoodie.parquet.max.file.size": "12000",
             "hoodie.copyonwrite.record.size.estimate": "10",
+            "hoodie.bulkinsert.sort.mode": "GLOBAL_SORT",  # the default, NONE, keeps input order
         },
     )
     stats = _stats(_commit_metadata(table, instant))
