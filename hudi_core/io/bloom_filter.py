@@ -13,7 +13,9 @@ org.apache.hadoop.util.bloom filters:
   int row count, then every row as above.
 - the footer value is standard base64 (with padding) of those bytes.
 
-Hashing runs across all keys at once in numpy uint32 arithmetic, one pass per hash.
+Hashing runs across all keys at once in numpy uint32 arithmetic, one pass per hash. Once a
+process has hashed enough to repay numba's start-up, MurmurHash runs compiled instead
+(bloom_hash_compiled), if numba imports; both give the same bits.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import struct
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, ClassVar, Protocol, TypeAlias
 
 import numpy as np
@@ -53,6 +56,15 @@ _HASH_AND_TYPE = struct.Struct(">ib")
 _MURMUR_M = np.uint32(0x5BD1E995)
 _BATCH_CELLS = 1 << 21  # padded key bytes hashed per step: bounds memory, keeps arrays in cache
 _PAD = 16  # zero bytes after the last key, so padded reads never run off the buffer
+# MurmurHash hashes (keys x hashes per key) a process does on the numpy path before it
+# switches to the compiled one (bloom_hash_compiled). Importing numba and loading the cached
+# kernel costs ~0.45 s once per process; compiled hashing saves ~3.5 ns a hash (numpy ~7,
+# numba ~3.5 at default sizes), so that cost is repaid after ~100M hashes (3.3M keys at
+# the default 30 hashes). Like renting skis until rent has cost what buying would, numpy
+# runs until its hashing has cost about numba's start-up: a process never pays much more
+# than the better choice would have, and small writes (Airflow and Spark tasks) never import
+# numba at all. Tests monkeypatch it to force either path.
+_COMPILED_AFTER_HASHES = 100_000_000
 
 
 # ---------------------------------------------------------------- sizing (Java int/double math)
@@ -130,6 +142,14 @@ class _KeyBytes:
         if not self.lengths.all():
             # Hadoop's hash function rejects empty keys outright.
             raise RecordKeyError("bloom filter keys must not be empty strings")
+
+    def by_length(self) -> np.ndarray:
+        """Key indices, keys of one count of 4-byte blocks together, for the compiled path."""
+        blocks = self.lengths // 4
+        if blocks.min() == blocks.max():
+            return np.arange(self.count)
+        # Sorting 16-bit numbers is a radix sort, linear; keys over 256 KB share the last value.
+        return np.argsort(np.minimum(blocks, 0xFFFF).astype(np.uint16), kind="stable")
 
     def batches(self, hasher: type[_PreparedKeys]) -> Iterator[tuple[np.ndarray, _PreparedKeys]]:
         """Yields (key indices, keys readied for hashing) in batches of one hash block count."""
@@ -302,11 +322,41 @@ class _JenkinsKeys:
 _HASHERS: dict[int, type[_PreparedKeys]] = {MURMUR_HASH: _MurmurKeys, JENKINS_HASH: _JenkinsKeys}
 
 
+_compiled_module: ModuleType | None = None
+_compiled_failed = False
+_numpy_hashes = 0  # MurmurHash hashes this process did on the numpy path (threads may race)
+
+
+def _compiled(hash_type: int, hashes: int) -> ModuleType | None:
+    """The compiled kernels for a batch of `hashes` hashes, or None for the numpy path: the
+    hash is not MurmurHash, numba cannot be imported, or the numpy path has not yet cost
+    this process what importing numba would (see _COMPILED_AFTER_HASHES)."""
+    global _compiled_module, _compiled_failed, _numpy_hashes
+    if hash_type != MURMUR_HASH or not hashes or _compiled_failed:
+        return None
+    if _compiled_module is None:
+        if _numpy_hashes + hashes < _COMPILED_AFTER_HASHES:
+            _numpy_hashes += hashes
+            return None
+        try:
+            from hudi_core.io import bloom_hash_compiled
+        except Exception:  # numba missing, too old or new for this numpy, or cannot cache
+            _compiled_failed = True
+            return None
+        _compiled_module = bloom_hash_compiled
+    return _compiled_module
+
+
 def hash_keys(keys: KeysLike, seed: int = 0, hash_type: int = MURMUR_HASH) -> np.ndarray:
     """Hadoop's 32-bit hash (as Java int32) of each key's UTF-8 bytes with one seed."""
     key_bytes = _KeyBytes(keys)
     out = np.zeros(key_bytes.count, dtype=np.uint32)
-    if key_bytes.count:
+    compiled = _compiled(hash_type, key_bytes.count)
+    if compiled is not None:
+        compiled.murmur_hashes(
+            key_bytes.data, key_bytes.offsets, key_bytes.by_length(), seed % 2**32, out
+        )
+    elif key_bytes.count:
         for index, prepared in key_bytes.batches(_HASHERS[hash_type]):
             seeds = np.full(len(index), _int32(seed), dtype=np.int32).view(np.uint32)
             out[index] = prepared.hash(seeds)
@@ -361,6 +411,13 @@ class BloomFilter(ABC):
             return
         self._serialized = None
         row_of_key = self._claim_rows(key_bytes.count)
+        compiled = _compiled(self.hash_type, key_bytes.count * self.num_hashes)
+        if compiled is not None:
+            order = key_bytes.by_length()
+            compiled.set_bits(
+                key_bytes.data, key_bytes.offsets, order, row_of_key, self.num_hashes, self._rows
+            )
+            return
         for index, prepared in key_bytes.batches(_HASHERS[self.hash_type]):
             self._set_bits(prepared, row_of_key[index])
 
@@ -368,7 +425,14 @@ class BloomFilter(ABC):
         """False for keys certainly never added; True for added keys and rare false positives."""
         key_bytes = _KeyBytes(keys)
         found = np.zeros(key_bytes.count, dtype=bool)
-        if key_bytes.count:
+        # Counted as one hash a key: most probed keys are absent and miss on their first bits.
+        compiled = _compiled(self.hash_type, key_bytes.count)
+        if compiled is not None:
+            order = key_bytes.by_length()
+            compiled.probe(
+                key_bytes.data, key_bytes.offsets, order, self.num_hashes, self._rows, found
+            )
+        elif key_bytes.count:
             for index, prepared in key_bytes.batches(_HASHERS[self.hash_type]):
                 found[index] = self._probe(prepared, len(index))
         return found

@@ -4,7 +4,7 @@ Proof comes from two independent sources: Apache Hudi-written base files in ../s
 (their footers hold Java-serialized DYNAMIC_V0 filters), and golden values produced by
 Hadoop's own org.apache.hadoop.util.bloom / util.hash classes (which Hudi's filters copy),
 covering key lengths and non-ASCII bytes the fixtures lack, Jenkins hashing and
-multi-row dynamic filters.
+multi-row dynamic filters. Every test runs on both hashing paths: numpy and compiled (numba).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from hudi_core.io.bloom_filter import (
     hash_keys,
     new_bloom_filter,
 )
+from tests.unit.test_bloom_compiled import force_hashing_path
 
 FIXTURES_WITH_META_FIELDS = [
     ("cow", "v6_nonpartitioned"),
@@ -59,6 +60,13 @@ FIXTURES_WITHOUT_META_FIELDS = [
     ("cow", "v6_simplekeygen_hivestyle_no_metafields"),
     ("mor", "v6_simplekeygen_hivestyle_no_metafields_parquetlog"),
 ]
+
+
+@pytest.fixture(autouse=True, params=["numpy", "compiled"])
+def hashing_path(request, monkeypatch) -> str:
+    """The goldens hold for both ways of hashing (bloom_filter picks one by batch size)."""
+    force_hashing_path(monkeypatch, request.param)
+    return str(request.param)
 
 
 def default_filter(type_code: str = BLOOM_FILTER_TYPE.default):
