@@ -28,6 +28,10 @@ LOCAL_BENCHES = {
             "ratio",
         ],
     ),
+    "bloom_bench.py": (
+        ["--keys", "20000", "--repeat", "1"],
+        ["compiled path start-up", "numpy / compiled per hash: ratio", "break-even"],
+    ),
     "mor_bench.py": (
         ["--rows", "2000", "--repeat", "1"],
         ["MOR upsert (10%):", "our snapshot:", "peak RSS of compacting that file group:"],
