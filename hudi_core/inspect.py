@@ -274,6 +274,7 @@ class CompactionInfo(_Json):
     file_groups: tuple[FileGroupId, ...]
     log_files: int  # log files the plan merges
     log_bytes: int = 0  # their size when the plan was made (its TOTAL_LOG_FILES_SIZE metrics)
+    io_read_mb: float = 0.0  # what the plan expects to read, base and log files (TOTAL_IO_READ_MB)
 
 
 @dataclass(frozen=True)
@@ -409,7 +410,8 @@ class TableInspector:
         groups = tuple(sorted(FileGroupId(p, f) for p, f in plan.file_groups()))
         log_files = sum(len(op.log_files) for op in plan.operations)
         log_bytes = sum(int(op.metrics.get("TOTAL_LOG_FILES_SIZE", 0)) for op in plan.operations)
-        return CompactionInfo(info, groups, log_files, log_bytes)
+        read_mb = sum(float(op.metrics.get("TOTAL_IO_READ_MB", 0)) for op in plan.operations)
+        return CompactionInfo(info, groups, log_files, log_bytes, read_mb)
 
     def pending_clusterings(self) -> tuple[ClusteringInfo, ...]:
         """Clusterings planned and not completed, oldest first (pending replacecommits of

@@ -48,7 +48,7 @@ from hudi_core.services.bootstrap import (
     hive_style_source,
     require_separate_source,
 )
-from hudi_core.services.cleaner import Cleaner
+from hudi_core.services.cleaner import CleanBacklog, Cleaner
 from hudi_core.services.clustering import Clusterer, clustering_due
 from hudi_core.services.compaction import Compactor
 from hudi_core.services.heartbeat import Liveness
@@ -332,6 +332,11 @@ class HudiTable:
         """Deletes file slices the cleaner policy no longer keeps (finishing any clean cut off
         before); returns the clean's instant time, None when there was nothing to delete."""
         return Cleaner(self.storage, self.config, self.options, self.engine).clean(options)
+
+    def plan_clean(self, options: Mapping[str, Any] | None = None) -> CleanBacklog:
+        """Plans a clean if one is due, deleting nothing; what `clean` would do now (the
+        cleans planned and their files, the writes a lazy clean checks for dead writers)."""
+        return Cleaner(self.storage, self.config, self.options, self.engine).plan(options)
 
     def archive(self, options: Mapping[str, Any] | None = None) -> list[Instant]:
         """Moves old completed instants to the archived timeline; returns those moved."""

@@ -40,7 +40,7 @@ from hudi_core.services.savepoint import require_no_restore_in_progress
 from hudi_core.services.table_service import TableService
 from hudi_core.storage import Storage
 from hudi_core.timeline import ActiveTimeline, Instant, State, avro_metadata
-from hudi_core.timeline.instant import CLEAN, COMPACTION, REPLACE_COMMIT, WRITE_ACTIONS
+from hudi_core.timeline.instant import CLEAN, COMPACTION, REPLACE_COMMIT, ROLLBACK, WRITE_ACTIONS
 from hudi_core.timeline.instant_time import format_instant_time
 
 PLAN_VERSION = 2
@@ -108,6 +108,25 @@ class CleanPlan:
         )
 
 
+@dataclass(frozen=True)
+class CleanBacklog:
+    """What a clean run would do now (see Cleaner.plan): the cleans planned and not yet
+    executed, with the files each deletes, and, under the lazy failed-writes policy, the
+    pending writes and rollbacks it checks for dead writers to roll back."""
+
+    planned: tuple[tuple[str, int], ...]  # (clean instant time, files it deletes), oldest first
+    unfinished_writes: tuple[str, ...]  # instant times; empty under the eager policy
+
+    @property
+    def files(self) -> int:
+        return sum(count for _, count in self.planned)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing for a clean to do: no plan to execute, no write that may be a dead one."""
+        return not self.planned and not self.unfinished_writes
+
+
 class Cleaner(TableService):
     """`HudiTable.clean`: plans and runs cleans of one table (deleting on the engine)."""
 
@@ -141,6 +160,28 @@ class Cleaner(TableService):
     def schedule(self, options: Mapping[str, Any] | None = None) -> str | None:
         """Writes a clean plan if the trigger is met and some file may go; its instant time."""
         return self._schedule(self._options_for_change(options, "cleaning"))
+
+    def plan(self, options: Mapping[str, Any] | None = None) -> CleanBacklog:
+        """Plans a clean if one is due (as `schedule`), deleting nothing, and says what
+        `clean` would do now: an orchestrator skips an idle clean, or runs a small one
+        without a cluster."""
+        opts = self._options_for_change(options, "cleaning")
+        require_no_restore_in_progress(self._timeline(), "clean")
+        self._schedule(opts)
+        timeline = self._timeline()
+        planned = tuple(
+            (instant.timestamp, self._planned_files(timeline, instant.timestamp))
+            for instant in timeline.pending([CLEAN])
+        )
+        unfinished: tuple[str, ...] = ()
+        if failed_writes_policy(opts) == "LAZY":
+            pending = timeline.pending([*WRITE_ACTIONS, ROLLBACK])
+            unfinished = tuple(instant.timestamp for instant in pending)
+        return CleanBacklog(planned, unfinished)
+
+    def _planned_files(self, timeline: ActiveTimeline, instant_time: str) -> int:
+        requested = Instant(instant_time, CLEAN, State.REQUESTED)
+        return CleanPlan.from_avro_bytes(self.storage, timeline.read_bytes(requested)).file_count
 
     def _schedule(self, opts: Options) -> str | None:
         if opts.get_option(CL.DELETE_BOOTSTRAP_BASE_FILE):
