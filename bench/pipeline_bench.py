@@ -1,7 +1,7 @@
 """Wall time of the demo pipeline (examples/pipeline.py, the README's main job: `./run.sh demo`):
 three ingest DAG runs each followed by a Hive sync, compaction (plan, execute, Hive sync) and
 maintenance (clean, archive), through Airflow on SQLite and local Spark, in a fresh work
-folder (target < 120 s on two cores). Each DAG run's own time, as the demo prints it, too.
+folder (target < 60 s on two cores). Each DAG run's own time, as the demo prints it, too.
 
 Usage: python bench/pipeline_bench.py [--repeat R] [--spark-master M]
 """
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_SECONDS = 120
+TARGET_SECONDS = 60
 # The demo's line per DAG run: "  trips_ingest       success  {...}  (12 s)"
 DAG_RUN = re.compile(r"^  (\S+)\s+(\S+)\s+.*\((\d+) s\)$")
 

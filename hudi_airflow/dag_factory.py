@@ -16,7 +16,7 @@
   the plan's instant time handed over through XCom; skipped when nothing is due or pending;
 - `<table>_clustering` (tables whose entry sets `clustering_schedule`):
   `schedule_clustering` -> `execute_clustering`, likewise;
-- `<table>_maintenance`: `clean` -> `archive`;
+- `<table>_maintenance`: `clean` -> `archive` (which runs after a skipped clean too);
 - `<table>_bootstrap` (tables whose entry names a `bootstrap_source_path`): `bootstrap`
   (-> `hive_sync`), once, by hand (no schedule): the parquet dataset becomes the table
   (spark_jobs/bootstrap.py), created from the entry's name, type and fields. A run on a
@@ -304,7 +304,10 @@ def _planned_service_dag(
 def maintenance_dag(entry: TableEntry) -> DAG:
     with _dag(entry, "maintenance", entry.maintenance_schedule) as dag:
         clean = HudiCleanOperator(task_id="clean", **_table_arguments(entry, spark=True))
-        archive = HudiArchiveOperator(task_id="archive", **_table_arguments(entry, spark=True))
+        # Archival runs after a clean that found nothing to delete (skipped) too.
+        archive = HudiArchiveOperator(
+            task_id="archive", trigger_rule="none_failed", **_table_arguments(entry, spark=True)
+        )
         clean >> archive
     return dag
 

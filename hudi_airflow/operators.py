@@ -1,12 +1,15 @@
 """Operators: each table service as its own Airflow task.
 
-Work that needs Spark (ingestion, compaction execution, cleaning, archival, Hive sync,
-bootstrap) runs the matching `spark_jobs/<job>.py` through the Spark provider's
-SparkSubmitOperator; planning a compaction is a quick timeline change made in the worker
-itself. Every operator pushes the
-instant time it produced or worked on to XCom (key `instant_time`; the Hive sync's: the
-commit the metastore is synced to) and returns the job's result, which a Spark job hands over
-in its result file (see `job_result`).
+Work that needs Spark (ingestion, compaction and clustering execution, cleaning's deletes,
+bootstrap, Hive sync into spark mode's embedded metastore) runs the matching
+`spark_jobs/<job>.py` through the Spark provider's SparkSubmitOperator. What needs no Spark
+runs in the worker itself, starting no JVM: planning a compaction, clustering or clean (a
+quick timeline change, which also tells when there is nothing to do: the task then skips,
+saying why), small cleans and compactions, archival (timeline files only), and Hive sync in
+hms and jdbc modes (thrift or JDBC clients in Python). Every operator pushes the instant time
+it produced or worked on to XCom (key `instant_time`; the Hive sync's: the commit the
+metastore is synced to) and returns the job's result, which a Spark job hands over in its
+result file (see `job_result`) and the worker makes the same.
 
 The ingest, compaction, clustering and bootstrap operators record their task instance in the
 commits they make (`hudi_airflow.ui.airflow_links`: three options under the commit metadata
@@ -19,7 +22,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -34,9 +37,22 @@ from hudi_airflow.job_result import job_result_file
 from hudi_airflow.task_summary import log_skip, log_summary, planning_result
 from hudi_airflow.ui.airflow_links import commit_options
 from hudi_core import CompactionOrder, InvalidOptionError, TableType, WriteOperation
+from hudi_core.config import Options, check_options
+from spark_jobs import archive as archive_job
+from spark_jobs import clean as clean_job
+from spark_jobs import compact as compact_job
+from spark_jobs import hive_sync as hive_sync_job
 from spark_jobs.cli import submit_env
 
 SPARK_JOBS_DIR = Path(spark_jobs.__file__).resolve().parent
+# A clean of at most this many files runs in the worker (HudiCleanOperator); a compaction
+# of at most this many file groups reading at most this many MB too (HudiCompactionOperator).
+MAX_FILES_IN_WORKER = 1000
+MAX_FILE_GROUPS_IN_WORKER = 8
+MAX_MB_IN_WORKER = 64
+# A driver JVM that runs for seconds and moves only metadata starts faster with the client
+# compiler alone and the serial collector: about half a spark-mode Hive sync's time here.
+LEAN_JVM_OPTIONS = {"GC": "-XX:+UseSerialGC", "TieredStopAtLevel": "-XX:TieredStopAtLevel=1"}
 
 
 class HudiSparkJobOperator(SparkSubmitOperator):
@@ -60,6 +76,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     # Whether the job writes rows, and so waits for the table's writer turn (services do not:
     # they overlap writes under optimistic concurrency).
     takes_writer_turn = False
+    # Whether the job's JVM only moves metadata (metastore calls, lists of file paths), so it
+    # starts lean (LEAN_JVM_OPTIONS); jobs whose rows pass through the JVM keep its defaults.
+    lean_jvm = False
 
     def __init__(
         self,
@@ -89,6 +108,21 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def execute(self, context: Any) -> dict[str, Any]:
         table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
+        result = self.run_in_worker(table, context)
+        if result is None:
+            result = self._submit(table, context)
+        log_summary(self.log, self.job, result)  # what the job did, in words
+        context["ti"].xcom_push(key="instant_time", value=result.get("instant_time"))
+        return result
+
+    def run_in_worker(self, table: HudiTableHook, context: Any) -> dict[str, Any] | None:
+        """The task's result when this worker does the task itself, without Spark (what has
+        no distributed part, or finds nothing to do); None to run the Spark job. Raises
+        AirflowSkipException when there is nothing to do."""
+        return None
+
+    def _submit(self, table: HudiTableHook, context: Any) -> dict[str, Any]:
+        """Runs the Spark job through spark-submit; its result (its result file)."""
         self.application_args = [
             "--base-path",
             table.base_path,
@@ -96,7 +130,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             *self.job_arguments(context),
         ]
         # submit_env: Spark's start-up logging at the task's level too (HUDI_SPARK_LOG_LEVEL).
-        self.env_vars = submit_env({**_python_env(), **table.spark_env(), **(self.env_vars or {})})
+        env = {**_python_env(), **table.spark_env(), **(self.env_vars or {})}
+        self.env_vars = submit_env(_lean_jvm(env) if self.lean_jvm else env)
         with job_result_file(self.result_dir) as result_file, self._turn(table):
             self.application_args += ["--result-file", result_file.location]
             try:
@@ -107,9 +142,14 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             result = result_file.read()
         if result is None or result.get("status") != "SUCCEEDED":
             raise AirflowException(self._failure(result, None))
-        log_summary(self.log, self.job, result)  # what the job did, in words
-        context["ti"].xcom_push(key="instant_time", value=result.get("instant_time"))
         return result
+
+    def _skip_without_table(self, table: HudiTableHook, what: str) -> None:
+        """Skips (logging why) while the table does not exist yet."""
+        if not table.exists():
+            reason = f"no table at {table.base_path} yet: {what}"
+            log_skip(self.log, self.job, reason)
+            raise AirflowSkipException(reason)
 
     @contextmanager
     def _turn(self, table: HudiTableHook) -> Iterator[None]:
@@ -250,9 +290,47 @@ class _HudiExecutePlanOperator(HudiSparkJobOperator):
 
 
 class HudiCompactionOperator(_HudiExecutePlanOperator):
-    """Executes a planned compaction (see _HudiExecutePlanOperator)."""
+    """Executes a planned compaction (see _HudiExecutePlanOperator). A small plan (at most
+    `max_file_groups_in_worker` file groups, reading at most `max_mb_in_worker` MB in all by
+    the plan's TOTAL_IO_READ_MB) is executed here, in the worker, by hudi_core on local
+    threads, as a Spark task would execute each file group; larger ones by the Spark job."""
 
     job = "compact"
+
+    def __init__(
+        self,
+        *,
+        max_file_groups_in_worker: int = MAX_FILE_GROUPS_IN_WORKER,
+        max_mb_in_worker: int = MAX_MB_IN_WORKER,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.max_file_groups_in_worker = max_file_groups_in_worker
+        self.max_mb_in_worker = max_mb_in_worker
+
+    def run_in_worker(self, table: HudiTableHook, context: Any) -> dict[str, Any] | None:
+        hudi_table = table.get_conn()
+        pending = hudi_table.compaction.pending()
+        chosen = self.instant_time or None  # a template may render as ''
+        if chosen is None and pending:
+            chosen = pending[0] if self.seq is CompactionOrder.FIFO else pending[-1]
+        if chosen is None or chosen not in pending:
+            return None  # the job says what is wrong (or that nothing is planned)
+        plan = hudi_table.inspect.compaction(chosen)
+        groups, read_mb = len(plan.file_groups), plan.io_read_mb
+        small = groups <= self.max_file_groups_in_worker and read_mb <= self.max_mb_in_worker
+        self.log.info(
+            "compaction %s: %d file groups, %.0f MB to read: executing %s",
+            chosen,
+            groups,
+            read_mb,
+            "here" if small else "in the Spark job",
+        )
+        if not small:
+            return None
+        return _timed(
+            lambda: compact_job.describe(hudi_table, hudi_table.compaction.run(chosen) or chosen)
+        )
 
 
 class HudiClusteringOperator(_HudiExecutePlanOperator):
@@ -263,17 +341,60 @@ class HudiClusteringOperator(_HudiExecutePlanOperator):
 
 class HudiCleanOperator(HudiSparkJobOperator):
     """Deletes the file slices the cleaner policy no longer keeps (rolling back failed writes
-    first under the lazy policy)."""
+    first under the lazy policy).
 
-    def __init__(self, **kwargs: Any) -> None:
+    The clean is planned here, in the worker, under the table's lock (a timeline change, as
+    the compaction's planning is). Nothing to do (no plan to execute, and, under the lazy
+    failed-writes policy, no pending write or rollback that may be a dead writer's): the task
+    skips, saying why; the archive after it runs all the same (dag_factory). Plans of at most
+    `max_files_in_worker` files in all are executed here too (deleting a few files needs no
+    Spark; rolling back dead writes runs in Python in the job's driver as well); larger ones
+    by the Spark job, its executors deleting."""
+
+    lean_jvm = True  # the executors delete files; the JVM passes their paths
+
+    def __init__(self, *, max_files_in_worker: int = MAX_FILES_IN_WORKER, **kwargs: Any) -> None:
         super().__init__(job="clean", **kwargs)
+        self.max_files_in_worker = max_files_in_worker
+
+    def run_in_worker(self, table: HudiTableHook, context: Any) -> dict[str, Any] | None:
+        self._skip_without_table(table, "nothing to clean")
+        hudi_table = table.get_conn()
+        backlog = hudi_table.plan_clean()  # fails, as the job's clean would, mid-restore
+        if backlog.idle:
+            kept = clean_job.retention(hudi_table)
+            reason = (
+                f"the cleaner policy {kept['policy']} (the latest {kept['retained']} "
+                f"{kept['retained_unit']} kept) lets no file go now, and no clean is pending"
+            )
+            log_skip(self.log, self.job, reason)
+            raise AirflowSkipException(reason)
+        where = "here" if backlog.files <= self.max_files_in_worker else "in the Spark job"
+        self.log.info(
+            "clean: %d files to delete (cleans %s), pending writes or rollbacks %s: cleaning %s",
+            backlog.files,
+            [instant for instant, _ in backlog.planned] or "none",
+            list(backlog.unfinished_writes) or "none",
+            where,
+        )
+        if where != "here":
+            return None
+        return _timed(lambda: clean_job.clean(hudi_table, table.base_path))
 
 
 class HudiArchiveOperator(HudiSparkJobOperator):
-    """Moves old completed instants to the archived timeline."""
+    """Moves old completed instants to the archived timeline.
+
+    Archival moves timeline files and nothing else (hudi_core's archiver never uses the
+    engine), so it runs here, in the worker, as it would in a Spark driver; the Spark
+    settings this operator takes are not used."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(job="archive", **kwargs)
+
+    def run_in_worker(self, table: HudiTableHook, context: Any) -> dict[str, Any] | None:
+        self._skip_without_table(table, "nothing to archive")
+        return _timed(lambda: archive_job.archive(table.get_conn(), table.base_path))
 
 
 class HudiBootstrapOperator(HudiSparkJobOperator):
@@ -324,7 +445,9 @@ class HudiBootstrapOperator(HudiSparkJobOperator):
 class HudiHiveSyncOperator(HudiSparkJobOperator):
     """Syncs the table to the Hive metastore and commits its finished partitions, as the
     table's options ask (Apache Hudi's hoodie.datasource.hive_sync.*, the partition commit
-    options sink.partition-commit.*); pushes the commit the metastore is synced to.
+    options sink.partition-commit.*); pushes the commit the metastore is synced to. In hms
+    and jdbc modes the sync runs in the worker (no JVM; the same lock, result and XCom as the
+    Spark job's); spark mode runs spark_jobs/hive_sync.py.
 
     `metastore_dir` (templated): in spark mode, the folder of the Derby metastore embedded in
     the job's driver (default: Spark's own, metastore_db in the driver's working directory).
@@ -340,6 +463,7 @@ class HudiHiveSyncOperator(HudiSparkJobOperator):
         "metastore_dir",
         "watermark",
     )
+    lean_jvm = True  # metastore calls only
 
     def __init__(
         self,
@@ -352,13 +476,17 @@ class HudiHiveSyncOperator(HudiSparkJobOperator):
         self.metastore_dir = metastore_dir
         self.watermark = watermark
 
-    def execute(self, context: Any) -> dict[str, Any]:
-        table = HudiTableHook(self.hudi_conn_id, self.base_path, self.hoodie_options)
-        if not table.exists():
-            reason = f"no table at {table.base_path} yet: nothing to sync"
-            log_skip(self.log, self.job, reason)
-            raise AirflowSkipException(reason)
-        return super().execute(context)
+    def run_in_worker(self, table: HudiTableHook, context: Any) -> dict[str, Any] | None:
+        """hms and jdbc modes (and partition commit without the metastore) sync from here,
+        under the table's lock as the Spark job does; spark mode's embedded metastore lives
+        in a Spark driver, so that mode runs the Spark job."""
+        self._skip_without_table(table, "nothing to sync")
+        options = table.in_process_options()
+        check_options(options)
+        if hive_sync_job.needs_jvm(Options(options)):
+            return None
+        watermark_ms = hive_sync_job.parse_watermark(self.watermark) if self.watermark else None
+        return _timed(lambda: hive_sync_job.locked_sync(table.base_path, options, watermark_ms))
 
     def job_arguments(self, context: Any) -> list[str]:
         return _flags({"--metastore-dir": self.metastore_dir, "--watermark": self.watermark})
@@ -433,6 +561,22 @@ def backfill_window(context: Any) -> tuple[str, str] | None:
     if run_type != "backfill" or start is None or end is None or start >= end:
         return None
     return start.isoformat(), end.isoformat()
+
+
+def _timed(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A job's result made in the worker, with its duration as a Spark job's carries it."""
+    started = time.monotonic()
+    result = work()
+    return {**result, "duration_s": round(time.monotonic() - started, 1)}
+
+
+def _lean_jvm(env: dict[str, str]) -> dict[str, str]:
+    """`env` with LEAN_JVM_OPTIONS in SPARK_SUBMIT_OPTS (which reaches the driver JVM that
+    spark-submit starts), each unless the deployment's options already choose it."""
+    options = env.get("SPARK_SUBMIT_OPTS", os.environ.get("SPARK_SUBMIT_OPTS", ""))
+    chosen = {"GC": "GC" in options, "TieredStopAtLevel": "TieredStopAtLevel" in options}
+    lean = [flag for key, flag in LEAN_JVM_OPTIONS.items() if not chosen[key]]
+    return {**env, "SPARK_SUBMIT_OPTS": " ".join([*lean, options]).strip()}
 
 
 def _flags(flags: dict[str, str | None]) -> list[str]:

@@ -2,6 +2,9 @@
 .hoodie/archived, keeping the active timeline short.
 
     spark-submit spark_jobs/archive.py --base-path /data/trips
+
+Archival moves timeline files only: it runs in the driver's Python and starts no Spark
+session (HudiArchiveOperator runs the same in the Airflow worker).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_core import HudiTable
 from hudi_core.config import Options
 from hudi_core.config import archival_options as A
 from spark_jobs import cli
@@ -19,13 +23,19 @@ JOB = "archive"
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = cli.parser(JOB, __doc__.strip().splitlines()[0]).parse_args(argv)
-    table = cli.job_table(JOB, args)
+    cli.check_table(args)
+    table = HudiTable.open(args.base_path, options=cli.hoodie_options(args))
+    return archive(table, args.base_path)
+
+
+def archive(table: HudiTable, base_path: str) -> dict[str, Any]:
+    """Archives what the table's bounds allow; the job's result."""
     archived = table.archive()
     newest = archived[-1].timestamp if archived else None
     options = Options(table.config.properties, table.options)
     return cli.result(
         JOB,
-        args.base_path,
+        base_path,
         newest,
         "archive" if archived else None,
         "COMPLETED" if archived else None,

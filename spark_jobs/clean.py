@@ -3,8 +3,9 @@
     spark-submit spark_jobs/clean.py --base-path /data/trips \\
         --hoodie-conf hoodie.cleaner.commits.retained=10
 
-Finishes a clean cut off earlier, then plans and runs a new one if anything may go; the files
-are deleted by the executors.
+Finishes the cleans planned before (cut off earlier, or planned by HudiCleanOperator in the
+Airflow worker), then plans and runs a new one if anything may go; the files are deleted by
+the executors. The result is of the newest clean it completed.
 """
 
 from __future__ import annotations
@@ -29,15 +30,23 @@ RETAINED = {
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = cli.parser(JOB, __doc__.strip().splitlines()[0]).parse_args(argv)
-    table = cli.job_table(JOB, args)
-    instant_time = table.clean()
+    return clean(cli.job_table(JOB, args), args.base_path)
+
+
+def clean(table: HudiTable, base_path: str) -> dict[str, Any]:
+    """Cleans on the table's engine (the cleans planned before first); the job's result, of
+    the newest clean completed. HudiCleanOperator runs it in the worker for small plans."""
+    planned = [
+        i.timestamp for i in table.inspect.timeline() if i.action == "clean" and not i.is_completed
+    ]
+    instant_time = table.clean() or (planned[-1] if planned else None)
     if instant_time is None:
-        return cli.result(JOB, args.base_path, None, files_deleted=0, **retention(table))
+        return cli.result(JOB, base_path, None, files_deleted=0, **retention(table))
     instant, metadata = cli.avro_metadata_of(table, instant_time)
     partitions = metadata["partitionMetadata"].values()
     return cli.result(
         JOB,
-        args.base_path,
+        base_path,
         instant,
         files_deleted=metadata["totalFilesDeleted"],
         files_failed=sum(len(p["failedDeleteFiles"]) for p in partitions),

@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.target_io is not None:
         options[C.TARGET_IO.key] = str(args.target_io)
     return planned_service_job.run_modes(
-        JOB, args, options, lambda table: table.compaction, _describe, trigger_state
+        JOB, args, options, lambda table: table.compaction, describe, trigger_state
     )
 
 
@@ -73,7 +73,8 @@ def _seconds_since(instant_time: str | None, timeline: ActiveTimeline) -> int:
     return int((now - parse_instant_time(instant_time)).total_seconds())
 
 
-def _describe(table: HudiTable, instant_time: str) -> dict[str, Any]:
+def describe(table: HudiTable, instant_time: str) -> dict[str, Any]:
+    """The result of the compaction at `instant_time` (planned, or completed)."""
     inspector = table.inspect
     compaction = inspector.compaction(instant_time)
     counts: dict[str, Any] = {

@@ -39,14 +39,19 @@ _ERRORS = {
 class EmbeddedMetastoreClient:
     """The ThriftHiveMetastore.Iface methods Hive sync uses, on the driver's embedded metastore."""
 
-    def __init__(self, spark: SparkSession) -> None:
-        self._jvm = spark._jvm
-        conf = _hive_conf(spark)
+    def __init__(self, jvm: Any, conf: Any) -> None:
+        """On a metastore handler made in `jvm` from the HiveConf `conf`."""
+        self._jvm = jvm
         metastore = self._jvm.org.apache.hadoop.hive.metastore.HiveMetaStore
         self._handler = metastore.newRetryingHMSHandler("hudi-hive-sync", conf, True)
         protocol = self._jvm.org.apache.thrift.protocol.TBinaryProtocol.Factory()
         self._serializer = self._jvm.org.apache.thrift.TSerializer(protocol)
         self._deserializer = self._jvm.org.apache.thrift.TDeserializer(protocol)
+
+    @classmethod
+    def of_session(cls, spark: SparkSession) -> EmbeddedMetastoreClient:
+        """On the metastore of a Hive-enabled session's catalog."""
+        return cls(spark._jvm, _hive_conf(spark))
 
     def get_all_databases(self) -> list[str]:
         return list(self._call("get_all_databases"))

@@ -9,8 +9,10 @@
 What runs is what the options ask for: the Hive sync (hoodie.datasource.hive_sync.*) and the
 partition commit policies (sink.partition-commit.*). In spark mode the tables go to the
 metastore embedded in this driver: Spark's Hive catalog on Derby under --metastore-dir
-(default: Spark's own, metastore_db in the working directory). One JVM at a time can open an
-embedded Derby metastore; use hms mode where several jobs sync at once.
+(default: Spark's own, metastore_db in the working directory); with --metastore-dir the
+metastore is opened in the driver's JVM without starting a Spark session. One JVM at a time
+can open an embedded Derby metastore; use hms mode where several jobs sync at once. hms and
+jdbc modes need no JVM: HudiHiveSyncOperator runs them in the Airflow worker (`locked_sync`).
 
 --watermark feeds the partition-time trigger: the event time up to which the data is complete
 (an ISO date-time, UTC unless it carries an offset, or epoch milliseconds).
@@ -21,13 +23,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from hudi_core.config import Options
 from hudi_core.config import hive_sync_options as HS
-from hudi_core.errors import InvalidOptionError
+from hudi_core.errors import InvalidOptionError, SyncError
 from hudi_core.lock import table_lock
 from hudi_core.storage import Storage
 from hudi_core.sync import METASTORE, commit_policies, sync_table
@@ -49,17 +51,32 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     watermark_ms = parse_watermark(args.watermark) if args.watermark else None
     cli.check_table(args)
     options = cli.hoodie_options(args)
-    # One sync of a table at a time; the embedded metastore is opened under the lock too.
-    with table_lock(Storage(args.base_path, options=options), Options(options)):
-        embedded = None
-        if needs_metastore(Options(options)) and Options(options).get_option(HS.MODE) == "spark":
-            embedded = embedded_metastore(args)
-        outcome = sync_table(args.base_path, options, embedded, watermark_ms)
+    return locked_sync(args.base_path, options, watermark_ms, lambda: embedded_metastore(args))
+
+
+def needs_jvm(options: Options) -> bool:
+    """Whether this sync needs a Spark driver: only spark mode's embedded metastore does; hms
+    and jdbc modes (and partition commit without the metastore) run in any Python process,
+    an Airflow worker's too (HudiHiveSyncOperator)."""
+    return needs_metastore(options) and options.get_option(HS.MODE) == "spark"
+
+
+def locked_sync(
+    base_path: str,
+    options: dict[str, str],
+    watermark_ms: int | None,
+    embedded: Callable[[], Any] | None = None,
+) -> dict[str, Any]:
+    """Syncs under the table's lock (one sync of a table at a time; spark mode's embedded
+    metastore, made by `embedded`, is opened under it too); the job's result."""
+    with table_lock(Storage(base_path, options=options), Options(options)):
+        metastore = embedded() if embedded is not None and needs_jvm(Options(options)) else None
+        outcome = sync_table(base_path, options, metastore, watermark_ms)
     hive = outcome.hive
     commit = outcome.partition_commit
     return cli.result(
         JOB,
-        args.base_path,
+        base_path,
         hive.synced_to if hive else None,
         action="hive_sync" if hive else None,
         state="COMPLETED" if hive and hive.synced_to else None,
@@ -81,22 +98,52 @@ def needs_metastore(options: Options) -> bool:
 
 def embedded_metastore(args: argparse.Namespace) -> Any:
     """The metastore of Spark's Hive catalog in this driver, on Derby under --metastore-dir
-    when given (its derby.log too)."""
+    when given (its derby.log too), else where Spark's session puts it."""
+    if args.metastore_dir:
+        return derby_metastore(Path(args.metastore_dir).resolve())
     from spark_jobs.hive_metastore import EmbeddedMetastoreClient
 
-    config = {"spark.sql.catalogImplementation": "hive"}
-    folder = Path(args.metastore_dir).resolve() if args.metastore_dir else None
-    if folder is not None:
-        config["spark.hadoop.javax.jdo.option.ConnectionURL"] = (
+    spark = cli.spark_session(JOB, args.spark_master, {"spark.sql.catalogImplementation": "hive"})
+    return EmbeddedMetastoreClient.of_session(spark)
+
+
+def derby_metastore(folder: Path) -> Any:
+    """The embedded metastore on Derby under `folder`, opened in the driver's JVM without a
+    Spark session: the metastore handler needs only the JVM spark-submit started, and a
+    SparkContext with Spark's own Hive client (Hive loaded a second time, in its isolated
+    class loader) doubled a sync's time. The settings are those a Hive-enabled session with
+    this folder gives its metastore (the Derby database, the warehouse, spark-submit's
+    spark.hadoop.* settings), so the tables land where such a session finds them."""
+    from pyspark import SparkConf, SparkContext
+
+    folder.mkdir(parents=True, exist_ok=True)
+    SparkContext._ensure_initialized()  # spark-submit's JVM (a new one under plain python)
+    jvm = SparkContext._jvm
+    jvm.java.lang.System.setProperty("derby.stream.error.file", str(folder / "derby.log"))
+    conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+    hadoop = "spark.hadoop."
+    for key, value in SparkConf().getAll():
+        if key.startswith(hadoop):
+            conf.set(key[len(hadoop) :], value)
+    uris = (conf.get("hive.metastore.uris") or "").strip()
+    if uris:
+        raise SyncError(f"Spark's Hive metastore is remote ({uris}): sync with mode hms")
+    settings = {
+        "javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={folder / 'metastore_db'};create=true"
-        )
-        config["spark.sql.warehouse.dir"] = str(folder / "warehouse")
-    spark = cli.spark_session(JOB, args.spark_master, config)
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        system = spark._jvm.java.lang.System
-        system.setProperty("derby.stream.error.file", str(folder / "derby.log"))
-    return EmbeddedMetastoreClient(spark)
+        ),
+        "hive.metastore.warehouse.dir": str(folder / "warehouse"),
+        # As Spark's Hive client sets them: BoneCP is not on Spark's classpath, and a new
+        # Derby metastore gets its schema created.
+        "datanucleus.connectionPoolingType": "DBCP",
+        "hive.metastore.schema.verification": "false",
+        "datanucleus.schema.autoCreateAll": "true",
+    }
+    for key, value in settings.items():
+        conf.set(key, value)
+    from spark_jobs.hive_metastore import EmbeddedMetastoreClient
+
+    return EmbeddedMetastoreClient(jvm, conf)
 
 
 def parse_watermark(text: str) -> int:

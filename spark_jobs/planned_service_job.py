@@ -49,11 +49,12 @@ def run_modes(
     describe: Callable[[HudiTable, str], dict[str, Any]],
     why_none: Callable[[HudiTable], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Plans and/or executes on a Spark session as --mode says; the result line. When there
-    is nothing to plan, `why_none` gives the counts saying why (the trigger's state)."""
-    config = {"spark.executor.memory": args.spark_memory} if args.spark_memory else None
-    spark = cli.spark_session(job, args.spark_master, config)
-    table = cli.open_table(spark, args, options)
+    """Plans and/or executes as --mode says; the result line. Planning is a timeline change
+    made here, in the driver's Python: the Spark session starts only for an execution, so a
+    run that finds nothing to plan or to execute costs no SparkContext (run by `python` rather
+    than spark-submit, no JVM at all). When there is nothing to plan, `why_none` gives the
+    counts saying why (the trigger's state)."""
+    table = HudiTable.open(args.base_path, options=options)
     instant_time = args.instant_time
     if args.mode in ("schedule", "scheduleAndExecute"):
         instant_time = service(table).schedule()
@@ -61,6 +62,11 @@ def run_modes(
             return _nothing(job, args, service(table), why_none(table) if why_none else {})
         if args.mode == "schedule":
             return describe(table, instant_time)
+    elif instant_time is None and not service(table).pending():
+        return _nothing(job, args, service(table), {})
+    config = {"spark.executor.memory": args.spark_memory} if args.spark_memory else None
+    spark = cli.spark_session(job, args.spark_master, config)
+    table = cli.open_table(spark, args, options)
     done = service(table).run(instant_time, order=args.seq)
     if done is None:
         return _nothing(job, args, service(table), {})

@@ -41,7 +41,7 @@ def probe(metastore: Path, database: str, tables: list[str]) -> dict:
             "derby.stream.error.file", str(metastore / "derby.log")
         )
         found: dict = {"tables": sorted(t.name for t in spark.catalog.listTables(database))}
-        client = EmbeddedMetastoreClient(spark)
+        client = EmbeddedMetastoreClient.of_session(spark)
         for name in tables:
             found[name] = _table(client, database, name)
         client.close()

@@ -2,7 +2,8 @@
 spark-submit output: a stand-in `spark-submit` (no JVM) runs spark_jobs' result hand-over
 (`cli.run`, which writes `--result-file`) and prints a result line of its own that must be
 ignored. The operator pushes the result to XCom, logs it in words, fails with the job's own
-error, and removes the file afterwards."""
+error, and removes the file afterwards. The table has a clean to run (the worker plans it), so
+the clean operator hands it to the job rather than skipping."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from airflow.sdk.exceptions import AirflowException
 from structlog.testing import capture_logs
 
 from hudi_airflow.operators import HudiCleanOperator
+from hudi_core import HudiTable
 from spark_jobs.cli import LOG4J2_CONFIG
+from tests import datagen
 from tests.airflow.test_plugin_parts import FakeTaskInstance
 
 pytestmark = pytest.mark.slow  # each run starts a Python that imports spark_jobs
@@ -47,8 +50,13 @@ sys.exit(cli.run("clean", main, job_arguments))
 
 @pytest.fixture
 def spark_submit(tmp_path, monkeypatch):
-    """A `spark-submit` first on PATH; returns the env_vars that make the operator use it."""
+    """A `spark-submit` first on PATH; returns the env_vars that make the operator use it.
+    The table at tmp_path/t has three commits of the same keys: with one commit retained, the
+    first one's files may go (the slice before the retained commit stays too)."""
     monkeypatch.setenv("HUDI_LOCK_DB_URL", f"sqlite:///{tmp_path / 'locks.db'}")
+    table = HudiTable.create(str(tmp_path / "t"), "t", "COPY_ON_WRITE", ["uuid"], ["city"], "ts")
+    for seed in (1, 2, 3):
+        table.write(datagen.trips(list(range(10)), seed=seed, ts=seed, cities=["a"]))
     folder = tmp_path / "bin"
     folder.mkdir()
     script = folder / "spark-submit"
@@ -64,7 +72,12 @@ def spark_submit(tmp_path, monkeypatch):
 
 def _clean(tmp_path: Path, env_vars: dict[str, str], **kwargs) -> HudiCleanOperator:
     return HudiCleanOperator(
-        task_id="clean", base_path=str(tmp_path / "t"), env_vars=env_vars, **kwargs
+        task_id="clean",
+        base_path=str(tmp_path / "t"),
+        hoodie_options={"hoodie.cleaner.commits.retained": "1"},
+        max_files_in_worker=0,  # however small, the clean goes to the (stand-in) Spark job
+        env_vars=env_vars,
+        **kwargs,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -32,7 +33,18 @@ def main(metastore: str, database: str, paths: list[str]) -> None:
         )
         for path in paths
     ]
-    spark = SparkSession.getActiveSession()
+    # The job opens the metastore without a Spark session: read it with one of the same folder.
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.sql.catalogImplementation", "hive")
+        .config(
+            "spark.hadoop.javax.jdo.option.ConnectionURL",
+            f"jdbc:derby:;databaseName={Path(metastore).resolve() / 'metastore_db'};create=true",
+        )
+        .config("spark.sql.warehouse.dir", str(Path(metastore).resolve() / "warehouse"))
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
     print(json.dumps({"results": results, "view": spark_view(spark, database)}))
     spark.stop()
 

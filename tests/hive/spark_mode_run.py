@@ -39,7 +39,8 @@ def main(tables: Path, metastore: Path) -> None:
     )
 
     def sync(path: str, options: dict) -> dict:
-        return sync_table(path, options, embedded=EmbeddedMetastoreClient(spark)).to_json()
+        embedded = EmbeddedMetastoreClient.of_session(spark)
+        return sync_table(path, options, embedded=embedded).to_json()
 
     outcome = run_scenario(tables, MODE, sync, lambda: spark_view(spark, DATABASE))
     print(json.dumps(outcome))
