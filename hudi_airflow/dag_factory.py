@@ -290,9 +290,13 @@ def _planned_service_dag(
     instant handed over through XCom; then the Hive sync of tables that sync."""
     with _dag(entry, service, schedule) as dag:
         planning = plan(task_id=f"schedule_{service}", **_table_arguments(entry, spark=False))
+        in_worker = {}
+        if execute is HudiCompactionOperator:
+            in_worker = {"max_file_groups_in_worker": entry.max_file_groups_in_worker}
         execution = execute(
             task_id=f"execute_{service}",
             instant_time=PLANNED.format(service),
+            **in_worker,
             **_table_arguments(entry, spark=True),
         )
         planning >> execution
@@ -303,7 +307,11 @@ def _planned_service_dag(
 
 def maintenance_dag(entry: TableEntry) -> DAG:
     with _dag(entry, "maintenance", entry.maintenance_schedule) as dag:
-        clean = HudiCleanOperator(task_id="clean", **_table_arguments(entry, spark=True))
+        clean = HudiCleanOperator(
+            task_id="clean",
+            max_files_in_worker=entry.max_files_in_worker,
+            **_table_arguments(entry, spark=True),
+        )
         # Archival runs after a clean that found nothing to delete (skipped) too.
         archive = HudiArchiveOperator(
             task_id="archive", trigger_rule="none_failed", **_table_arguments(entry, spark=True)

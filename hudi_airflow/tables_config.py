@@ -23,6 +23,8 @@ list of entries.
         result_dir: s3://bucket/tmp    # optional: where Spark jobs leave their result files
         retries: 2
         retry_delay_seconds: 60
+        max_files_in_worker: 1000      # a clean of at most this many files runs in the worker
+        max_file_groups_in_worker: 8   # a compaction of at most this many too (and <= 64 MB)
         executor_memory: 2g            # optional: spark-submit's --executor-memory, and so on
         executor_cores: 2
         driver_memory: 1g
@@ -150,6 +152,8 @@ OPTIONAL = (
     "result_dir",
     "retries",
     "retry_delay_seconds",
+    "max_files_in_worker",
+    "max_file_groups_in_worker",
     "executor_memory",
     "executor_cores",
     "driver_memory",
@@ -157,7 +161,7 @@ OPTIONAL = (
     "spark_conf",
     "options",
 )
-COUNTS = ("retries", "retry_delay_seconds")
+COUNTS = ("retries", "retry_delay_seconds", "max_files_in_worker", "max_file_groups_in_worker")
 # SparkSubmitOperator's own arguments, and the Spark setting each one stands for.
 SPARK_ARGUMENTS = {
     "executor_memory": "spark.executor.memory",
@@ -242,6 +246,10 @@ class TableEntry:
     result_dir: str | None = None  # the Spark jobs' result files; None: a temporary folder
     retries: int = 2
     retry_delay_seconds: int = 60
+    # The largest clean (files) and compaction (file groups) the Airflow worker runs itself,
+    # without Spark (0: every one goes to Spark); see hudi_airflow.operators.
+    max_files_in_worker: int = 1000
+    max_file_groups_in_worker: int = 8
     executor_memory: str | None = None
     executor_cores: int | None = None
     driver_memory: str | None = None

@@ -68,6 +68,7 @@ def test_a_killed_execute_task_is_retried_and_completes_the_same_instant(
                 tmp_path / "landing",
                 retries=2,
                 retry_delay_seconds=3,
+                max_file_groups_in_worker=0,  # the compaction runs as a Spark job, killed once
                 options=OPTIONS,
             )
         ]
