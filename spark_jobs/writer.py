@@ -44,19 +44,21 @@ The driver runs hudi_core's write transaction; the data goes through Spark:
 5. the driver collects the write stats and completes the instant.
 
 Only the input crosses from the JVM to Python row by row; after that rows travel as blobs,
-so a shuffle moves a few large values (see spark_jobs.blobs for why). Files Python reads
-itself (parquet and Avro drops of the ingest job) are not cached: step 1 counts their rows,
-and they are read and prepared again where the rows are needed, routed straight to their
-buckets when no stored key is looked up; re-reading them costs less than the JVM keeping an
-encoded copy of every row.
+so a shuffle moves a few large values (see spark_jobs.blobs for why). Nothing of the input is
+cached: step 1 counts its prepared rows, and it is read and prepared again where the rows are
+needed, routed straight to their buckets when no stored key is looked up. Re-reading costs
+less than the JVM keeping an encoded copy of every row, which would not fit Spark's default
+1 GB heap where Spark's own writers stream (a DataFrame costly to compute can be persisted by
+its caller). Every Arrow batch Spark hands Python is bounded by bytes, so a task's share of
+the heap is a blob or two whatever the input's size.
 
 An input of at most hoodie.spark.local.threshold.bytes skips all of this: the JVM collects
 it to the driver as Arrow and hudi_core's local engine writes it (see SparkWriter.write).
 
-Bulk inserts take Spark's own sort instead: rows are range-partitioned by partition path and
-key (or left where they are with hoodie.bulkinsert.sort.mode=NONE) and every Spark
-partition writes new file groups of its rows; into a bucket-indexed table they go by bucket
-as upserts do.
+Bulk inserts skip the lookup: every Spark partition writes new file groups of its rows where
+they are (hoodie.bulkinsert.sort.mode=NONE, the default) or after Spark's own range
+partitioning and sort by partition path and key (GLOBAL_SORT); into a bucket-indexed table
+they go by bucket as upserts do.
 """
 
 from __future__ import annotations
@@ -217,19 +219,17 @@ class SparkWriter:
         preparer = _PrepareBlobs(job.preparer, rows_schema, shuffle, files, planner.bucket_index)
         split = df.mapInArrow(self.errors.guard(preparer), blobs.SPARK_SCHEMA)
         # Counting prepares every row before an instant exists, as hudi_core does, so a bad
-        # batch (null keys, say) fails with nothing to roll back.
+        # batch (null keys, say) fails with nothing to roll back. Only counts are kept: the
+        # input is read and prepared again where its rows are needed (see the module's doc).
         counts: list[BatchCount] = []
         bucket_counts: list[BucketCount] = []
-        reprepared = None
         if by_bucket:
-            split, bucket_counts, row_bytes = cache.bucket_counted(split)
-        elif files is not None:
-            # Files Python reads are read and prepared again where their rows are needed:
-            # cheaper than caching an encoded copy of every row in the JVM.
-            counts, row_bytes = self._counted_only(df, preparer)
-            reprepared = _Reprepared(df, preparer)
+            found, row_bytes = self._counted_only(df, preparer, "bucket")
+            bucket_counts = [BucketCount(p, int(b), d, n) for p, b, d, n in found]
         else:
-            split, counts, row_bytes = cache.counted(split)
+            found, row_bytes = self._counted_only(df, preparer)
+            counts = [BatchCount(*count) for count in found]
+        reprepared = _Reprepared(df, preparer)
         if not (counts or bucket_counts) and planner.skips_empty_batch:
             return None
         data_schema = _required(data_schema)
@@ -261,12 +261,15 @@ class SparkWriter:
             transaction.complete(stats, data_schema, replaced, extra_metadata)
         return transaction.instant_time
 
-    def _counted_only(self, df: DataFrame, preparer: _PrepareBlobs) -> tuple[list[BatchCount], int]:
-        """The prepared rows' counts and Arrow size, nothing of the rows kept."""
+    def _counted_only(
+        self, df: DataFrame, preparer: _PrepareBlobs, by: str = "file_id"
+    ) -> tuple[list[tuple[Any, ...]], int]:
+        """The prepared rows' counts (see blobs.summed_counts) and Arrow size, nothing of the
+        rows kept."""
         counted = df.mapInArrow(self.errors.guard(preparer.counting()), blobs.SPARK_SCHEMA)
-        counts, row_bytes = blobs.summed_counts(counted)
+        counts, row_bytes = blobs.summed_counts(counted, by)
         self.errors.check()
-        return [BatchCount(*count) for count in counts], row_bytes
+        return counts, row_bytes
 
     def _by_key(
         self, routed: _Routed, view: FileSystemView, cache: _Cache
@@ -289,11 +292,12 @@ class SparkWriter:
 
     def _by_bucket(
         self, routed: _Routed, view: FileSystemView, cache: _Cache
-    ) -> tuple[DataFrame, BucketPlan, BatchPreparer | None]:
+    ) -> tuple[DataFrame | _Reprepared, BucketPlan, BatchPreparer | None]:
         """BUCKET: no stored key read; each (partition, bucket) the rows reach is a bucket of
         the plan, and its write task pre-combines its rows (a key's rows share its bucket).
         An insert that drops stored keys joins them first, as hudi_core's does."""
-        job, counts, tagged = routed.job, routed.bucket_counts, routed.split
+        job, counts = routed.job, routed.bucket_counts
+        tagged: DataFrame | _Reprepared = routed.reprepared or routed.split
         combine = job.preparer if job.planner.combine else None
         if routed.lookup.drops_stored and routed.lookup.slices:
             tagged, counts, _ = cache.bucket_counted(self._combined_and_tagged(routed))
@@ -906,13 +910,14 @@ class _PartitionPaths:
 
 
 class _Cache:
-    """The DataFrames a write caches (each read by a count, then by the next step), built
-    uncompressed (they live for one write, and compressing them would cost as much as
-    preparing the rows), and unpersisted when the write ends. The action filling a cache
+    """The DataFrames a write caches (each read by a count, then by the next step; blobs on
+    disk only), built uncompressed (they live for one write, and compressing them would cost
+    as much as preparing the rows), and unpersisted when the write ends. The action filling a cache
     checks the write's task errors: a cache may hold the partial output of a task that handed
     back a HudiError, and nothing may read it after that."""
 
     _COMPRESSED = "spark.sql.inMemoryColumnarStorage.compressed"
+    _BATCH_ROWS = "spark.sql.inMemoryColumnarStorage.batchSize"
 
     def __init__(self, spark: SparkSession, errors: TaskErrors) -> None:
         self.spark = spark
@@ -940,8 +945,11 @@ class _Cache:
     def _counted(
         self, blob_rows: DataFrame, by: str
     ) -> tuple[DataFrame, list[tuple[Any, ...]], int]:
-        with self._uncompressed():
-            cached = self._persist(blob_rows)
+        # Blobs are cached on disk, a blob a batch: Spark builds a cached batch whole in the
+        # heap (10,000 rows by default: every blob of a Spark partition), and one kept in
+        # memory would count against a heap Spark's own writers never fill.
+        with self._uncompressed(), _session_conf(self.spark, {self._BATCH_ROWS: "1"}):
+            cached = self._persist(blob_rows, StorageLevel.DISK_ONLY)
             counts, row_bytes = blobs.summed_counts(cached, by)
             self.errors.check()
             return cached, counts, row_bytes
@@ -959,8 +967,10 @@ class _Cache:
             found = self.errors.collect(cached.select(PARTITION_PATH_FIELD).distinct())
             return cached, {row[0] for row in found}
 
-    def _persist(self, df: DataFrame) -> DataFrame:
-        cached = df.persist(StorageLevel.MEMORY_AND_DISK)
+    def _persist(
+        self, df: DataFrame, level: StorageLevel = StorageLevel.MEMORY_AND_DISK
+    ) -> DataFrame:
+        cached = df.persist(level)
         self.cached.append(cached)
         return cached
 
@@ -973,7 +983,14 @@ class _Cache:
 # split every action into a job per shuffle stage, each a scheduling round. What is left to
 # the default shuffle partitions (summing counts, distinct partition paths) is small: as
 # many as cores.
-_WRITE_CONF = {"spark.sql.adaptive.enabled": "false"}
+#
+# Spark hands a Python task its rows in Arrow batches of up to 10,000 rows, built in the JVM:
+# of blobs, that would be a task's every row at once. Bounded by bytes, a batch holds a blob
+# or two, and the JVM's share of a task stays within a small heap, whatever the input's size.
+_WRITE_CONF = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(blobs.MAX_BLOB_BYTES),
+}
 _SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
@@ -1006,13 +1023,13 @@ class _Routed:
     lookup: Lookup
     rows_schema: pa.Schema
     shuffle: np.ndarray
-    reprepared: _Reprepared | None = None  # the input, when it is prepared again
+    reprepared: _Reprepared | None = None  # the input, prepared again where it is routed
 
 
 @dataclass(frozen=True)
 class _Reprepared:
-    """An input whose rows are read and prepared again where they are needed (files Python
-    reads), rather than cached once prepared."""
+    """The input, whose rows are read and prepared again where they are needed rather than
+    cached once prepared."""
 
     df: DataFrame
     preparer: _PrepareBlobs

@@ -59,6 +59,10 @@ LOCAL_BENCHES = {
     ),
 }
 SPARK_BENCHES = {
+    "spark_write_bench.py": (
+        ["--rows", "2000", "--files", "2", "--repeat", "1", *THROUGH_EXECUTORS],
+        ["hudi upsert into a new table:", "hudi upsert / spark parquet: ratio"],
+    ),
     "spark_bench.py": (
         ["--rows", "2000", "--files", "2", "--repeat", "1", *THROUGH_EXECUTORS],
         ["Spark ingest local[2]:", "Spark local[2] / local engine: ratio", "jobs per write"],

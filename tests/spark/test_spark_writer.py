@@ -479,3 +479,36 @@ def test_updates_of_file_groups_under_pending_clustering_are_refused(spark, tmp_
         pair.writer.write(spark.createDataFrame(batch), "upsert")
     assert data_files(pair.spark_path) == files
     assert all(i.action != "commit" or i.is_completed for i in pair.writer.table.timeline())
+
+
+def _persisted_in_memory(spark) -> list[str]:
+    """The storage levels of the JVM's persisted RDDs that keep data in the heap."""
+    persisted = spark.sparkContext._jsc.getPersistentRDDs()
+    levels = [rdd.getStorageLevel() for rdd in persisted.values()]
+    return [level.description() for level in levels if level.useMemory()]
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new table", "existing table"])
+def test_an_upsert_keeps_no_copy_of_its_rows_in_the_jvm_heap(
+    spark, tmp_path, monkeypatch, existing
+):
+    """Spark's own writers stream; so does this one, within a default 1 GB heap: when the
+    buckets are written, the input was never cached (it is read again), and the tagged rows
+    of an upsert into an existing table are cached on disk only."""
+    pair = Pair(spark, tmp_path, "COPY_ON_WRITE", NO_SMALL_FILES)
+    if existing:
+        pair.seed(trips(list(range(0, 30)), 1, 1))
+    seen: list[tuple[int, list[str]]] = []
+    write_buckets = SparkWriter._write_buckets
+
+    def watched(self, *args, **kwargs):
+        persisted = spark.sparkContext._jsc.getPersistentRDDs()
+        seen.append((len(persisted), _persisted_in_memory(spark)))
+        return write_buckets(self, *args, **kwargs)
+
+    monkeypatch.setattr(SparkWriter, "_write_buckets", watched)
+    pair.write(trips(list(range(20, 50)), 2, 2), "upsert")
+    pair.assert_same_contents("upsert")
+    [(persisted, in_memory)] = seen
+    assert in_memory == []
+    assert persisted == (1 if existing else 0)
